@@ -1,0 +1,37 @@
+# `make test` and `make demo` create .venv themselves on a machine with Python >= 3.10, pip and make.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+# Without a CUDA device the CPU build of torch is installed. Set TORCH_CPU_INDEX to PyTorch's CPU wheel index
+# (https://download.pytorch.org/whl/cpu) where pip would otherwise fetch the multi-GB CUDA build from PyPI.
+TORCH_VERSION ?= 2.13.0
+TORCH_CPU_INDEX ?=
+HAS_CUDA := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
+
+.PHONY: install test demo lint clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+ifeq ($(HAS_CUDA),1)
+	$(PY) -m pip install -q "torch==$(TORCH_VERSION)"
+else
+	$(PY) -m pip install -q "torch==$(TORCH_VERSION)" $(if $(TORCH_CPU_INDEX),--index-url $(TORCH_CPU_INDEX))
+endif
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+test: $(VENV)/.installed
+	$(VENV)/bin/ruff check tagrpo tests benchmarks
+	$(PY) -m pytest -q -x --durations=15 tests
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/tagrpo demo --output-dir outputs/demo
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check tagrpo tests benchmarks
+
+clean:
+	rm -rf $(VENV) outputs *.egg-info

@@ -1,0 +1,18 @@
+"""Rephrased-question data: schema and validation, loaders, and the policy for short rephrasing lists."""
+
+from __future__ import annotations
+
+from tagrpo.data.loaders import load_questions, load_rows
+from tagrpo.data.policy import SHORT_POLICIES, fit_rephrasings
+from tagrpo.data.schema import DataProblem, InvalidDataError, ensure_valid, validate_rows
+
+__all__ = [
+    "SHORT_POLICIES",
+    "DataProblem",
+    "InvalidDataError",
+    "ensure_valid",
+    "fit_rephrasings",
+    "load_questions",
+    "load_rows",
+    "validate_rows",
+]

@@ -1,0 +1,69 @@
+"""TAGRPOConfig: TRL's GRPOConfig plus the three TA-GRPO knobs.
+
+``num_generations`` keeps TRL's name and means G, the samples drawn for *each* prompt variant. A question's pool
+is ``(num_rephrasings + 1) * num_generations`` rows; ``generation_batch_size`` counts rows and must hold whole
+pools. Baselines are configurations:
+
+- GRPO: ``num_rephrasings=0``;
+- equal-sampling GRPO: ``num_rephrasings=0`` and ``num_generations=(N+1)*G`` (the rollouts of TA-GRPO);
+- per-variant normalisation: ``advantage_scope="variant"``;
+- no anchoring (v1 and the public code): ``anchor="none"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trl import GRPOConfig
+
+from tagrpo.core import ANCHORS, SCOPES, check_mode
+from tagrpo.data import SHORT_POLICIES
+
+
+@dataclass
+class TAGRPOConfig(GRPOConfig):
+    num_rephrasings: int = field(
+        default=3, metadata={"help": "N, rephrasings per question; 0 gives GRPO (or equal-sampling GRPO)."}
+    )
+    anchor: str = field(
+        default="original",
+        metadata={"help": f"Prompt conditioning the loss of every pool row; one of {ANCHORS}."},
+    )
+    advantage_scope: str = field(
+        default="pool",
+        metadata={"help": f"Normalise rewards over the whole pool or per prompt variant; one of {SCOPES}."},
+    )
+    advantage_eps: float = field(default=1e-4, metadata={"help": "Added to the reward std (TRL uses 1e-4)."})
+    rephrasing_policy: str = field(
+        default="fill_original",
+        metadata={"help": f"Questions with fewer than N rephrasings; one of {SHORT_POLICIES}."},
+    )
+    metrics_jsonl: str | None = field(
+        default="metrics.jsonl",
+        metadata={"help": "File in output_dir receiving one JSON line per log step; None disables it."},
+    )
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_mode("anchor", self.anchor, ANCHORS)
+        check_mode("advantage_scope", self.advantage_scope, SCOPES)
+        check_mode("rephrasing_policy", self.rephrasing_policy, SHORT_POLICIES)
+        check_mode("scale_rewards", self.scale_rewards, ("group", "none"))
+        check_mode("multi_objective_aggregation", self.multi_objective_aggregation, ("sum_then_normalize",))
+        if self.num_rephrasings < 0:
+            raise ValueError(f"num_rephrasings must be >= 0, got {self.num_rephrasings}")
+        if self.generation_batch_size % self.pool_size != 0:
+            raise ValueError(
+                f"generation_batch_size ({self.generation_batch_size}) must hold whole pools of "
+                f"(num_rephrasings + 1) * num_generations = {self.pool_size} rows"
+            )
+
+    @property
+    def pool_size(self) -> int:
+        """Rows per original question: (N+1) * G."""
+        return (self.num_rephrasings + 1) * self.num_generations
+
+    @property
+    def advantage_scale(self) -> str:
+        """``scale`` for ``tagrpo.core.pooled_advantages`` from TRL's ``scale_rewards``."""
+        return "std" if self.scale_rewards == "group" else "none"

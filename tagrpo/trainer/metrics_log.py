@@ -1,0 +1,46 @@
+"""Per-step metrics: one JSON line per log step in the output directory, and a compact rich console line."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from rich.console import Console
+from transformers import TrainerCallback
+
+CONSOLE_KEYS = (
+    ("loss", "loss"),
+    ("reward", "reward"),
+    ("tagrpo/pool/zero_std", "pool_uniform"),
+    ("tagrpo/original/zero_std", "q0_uniform"),
+    ("tagrpo/rescued", "rescued"),
+    ("tagrpo/rollouts", "rollouts"),
+    ("tagrpo/tokens_per_s", "tok/s"),
+)
+
+
+def _clean(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class MetricsLogger(TrainerCallback):
+    """Append every log of the main process to ``output_dir/filename`` (flushed, so a crash loses nothing)."""
+
+    def __init__(self, output_dir: str, filename: str = "metrics.jsonl", console: Console | None = None):
+        self.path = os.path.join(output_dir, filename)
+        self.console = console or Console(stderr=True)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not state.is_world_process_zero or not logs:
+            return
+        os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+        record = {"step": state.global_step, **{k: _clean(v) for k, v in logs.items()}}
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+        shown = [f"{label}={logs[key]:.4g}" for key, label in CONSOLE_KEYS if isinstance(logs.get(key), float | int)]
+        if shown:
+            self.console.print(f"[bold]step {state.global_step}[/bold] " + "  ".join(shown))

@@ -1,0 +1,160 @@
+"""``tagrpo train``: one job = a ``TrainJob`` (what to train on) plus a ``TAGRPOConfig`` (how).
+
+A YAML file is flat: keys naming a ``TrainJob`` field go to the job, every other key to ``TAGRPOConfig``
+(TRL's GRPOConfig fields included), and ``key=value`` overrides on the command line follow the same rule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+
+import torch
+import yaml
+
+from tagrpo.core import check_mode
+from tagrpo.data import fit_rephrasings, load_questions
+from tagrpo.trainer.config import TAGRPOConfig
+
+logger = logging.getLogger(__name__)
+
+PAPER_INSTRUCTION = (
+    "You FIRST think about the reasoning process step by step and then provide the user with the answer. "
+    "Please enclose your final answer in the box: \\boxed{}."
+)
+TEMPLATES = {"paper": PAPER_INSTRUCTION + "\n{question}", "plain": "{question}"}
+REWARDS = ("math",)
+
+
+@dataclass
+class TrainJob:
+    """What ``tagrpo train`` trains on. Every other key of the config is a ``TAGRPOConfig`` field."""
+
+    model: str = field(metadata={"help": "Local model directory or hub id of a causal LM."})
+    data: str = field(metadata={"help": "Rephrased questions: jsonl/json/parquet file, saved dataset or hub id."})
+    split: str = field(default="train", metadata={"help": "Split of a dataset dict or hub data set."})
+    id_field: str = field(default="id", metadata={"help": "Column holding the question id."})
+    prompt_field: str = field(default="prompt", metadata={"help": "Column holding the original question."})
+    answer_field: str = field(default="answer", metadata={"help": "Column holding the reference answer."})
+    rephrasings_field: str = field(default="rephrasings", metadata={"help": "Column holding the rephrasings."})
+    template: str = field(default="paper", metadata={"help": f"Prompt template; one of {tuple(TEMPLATES)}."})
+    chat_template: bool = field(default=False, metadata={"help": "Send prompts as a user message (chat)."})
+    reward: str = field(default="math", metadata={"help": f"Reward function; one of {REWARDS}."})
+    max_questions: int | None = field(default=None, metadata={"help": "Keep only the first K questions."})
+
+
+def split_config(values: dict) -> tuple[TrainJob, TAGRPOConfig]:
+    """Build the job and the trainer config from one flat mapping; unknown keys raise with their names."""
+    job_keys = {f.name for f in dataclasses.fields(TrainJob)}
+    cfg_keys = {f.name for f in dataclasses.fields(TAGRPOConfig) if f.init}
+    unknown = sorted(set(values) - job_keys - cfg_keys)
+    if unknown:
+        raise ValueError(f"unknown config keys: {', '.join(unknown)} (see `tagrpo train --help`)")
+    missing = [k for k in ("model", "data") if k not in values]
+    if missing:
+        raise ValueError(f"config lacks required keys: {', '.join(missing)}")
+    job = TrainJob(**{k: v for k, v in values.items() if k in job_keys})
+    check_mode("template", job.template, tuple(TEMPLATES))
+    check_mode("reward", job.reward, REWARDS)
+    trainer_values = {k: v for k, v in values.items() if k in cfg_keys}
+    if not torch.cuda.is_available():
+        trainer_values.setdefault("use_cpu", True)
+        trainer_values.setdefault("bf16", False)
+    trainer_values.setdefault("output_dir", "outputs/train")
+    defaults = {f.name: f.default for f in dataclasses.fields(TAGRPOConfig)}
+    pool = (trainer_values.get("num_rephrasings", defaults["num_rephrasings"]) + 1) * trainer_values.get(
+        "num_generations", defaults["num_generations"]
+    )
+    trainer_values.setdefault("per_device_train_batch_size", pool)  # one whole pool per micro-batch
+    return job, TAGRPOConfig(**trainer_values)
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2 scalars: only true/false are booleans (``save_strategy: no`` stays a string) and ``1e-6`` is a
+    float, as users of TRL's configs expect."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [r for r in resolvers if r[0] != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)[eE][-+]?\d+$"), list("-+0123456789.")
+)
+
+
+def load_config(path: str | None, overrides: list[str]) -> dict:
+    """Read a flat YAML mapping and apply ``key=value`` overrides (values parsed as YAML scalars)."""
+    values = {}
+    if path:
+        with open(path, encoding="utf-8") as f:
+            values = yaml.load(f, Loader=_Loader) or {}
+        if not isinstance(values, dict):
+            raise ValueError(f"{path}: the config must be a mapping of keys to values")
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"override {item!r} must look like key=value")
+        values[key.strip()] = yaml.load(raw, Loader=_Loader)
+    return values
+
+
+def format_prompt(text: str, template: str, chat: bool):
+    body = TEMPLATES[template].replace("{question}", text)
+    return [{"role": "user", "content": body}] if chat else body
+
+
+def build_rows(job: TrainJob, num_rephrasings: int, policy: str) -> tuple[list[dict], dict[str, int]]:
+    """Load, validate, fit to N rephrasings and format the questions; returns rows and the policy counts."""
+    rows = load_questions(
+        job.data, split=job.split, id_field=job.id_field, prompt_field=job.prompt_field,
+        answer_field=job.answer_field, rephrasings_field=job.rephrasings_field,
+    )
+    if job.max_questions is not None:
+        rows = rows[: job.max_questions]
+    rows, counts = fit_rephrasings(rows, num_rephrasings, policy)
+    formatted = [
+        {
+            "id": str(r["id"]),
+            "prompt": format_prompt(r["prompt"], job.template, job.chat_template),
+            "answer": str(r["answer"]),
+            "rephrasings": [format_prompt(t, job.template, job.chat_template) for t in r["rephrasings"]],
+        }
+        for r in rows
+    ]
+    return formatted, counts
+
+
+def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
+    """Train and save the final model to ``output_dir/final``; returns the trainer."""
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+
+    from tagrpo.rewards import math_reward
+    from tagrpo.trainer.trainer import TAGRPOTrainer
+
+    rows, counts = build_rows(job, config.num_rephrasings, config.rephrasing_policy)
+    if not rows:
+        raise ValueError(f"{job.data}: no questions left to train on (rephrasing policy counts: {counts})")
+    logger.info("rephrasing policy %r: %s", config.rephrasing_policy, counts)
+    os.makedirs(config.output_dir, exist_ok=True)
+    with open(os.path.join(config.output_dir, "job.json"), "w", encoding="utf-8") as f:
+        json.dump({"job": dataclasses.asdict(job), "rephrasing_counts": counts,
+                   "trainer": config.to_dict()}, f, indent=2, default=str)
+    tokenizer = AutoTokenizer.from_pretrained(job.model)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    trainer = TAGRPOTrainer(
+        model=job.model, reward_funcs=[math_reward], args=config, train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer, callbacks=callbacks,
+    )
+    trainer.train()
+    trainer.save_model(os.path.join(config.output_dir, "final"))
+    return trainer

@@ -1,0 +1,196 @@
+"""TAGRPOTrainer: TRL's GRPOTrainer with pools of rephrasings, pooled advantages and anchored log-probs.
+
+Deviations from TRL's GRPOTrainer (everything else is TRL's):
+
+1. TRL's group is a question's whole pool: the sampler repeats each original question ``(N+1)*G`` times in
+   consecutive rows, so a pool never leaves its generation batch, whatever the shuffling or the number of
+   processes. Every step gathers the question ids and fails if a pool was split.
+2. Inside the step, row ``j`` of a pool is generated from variant ``n = j // G`` (``q0`` or a rephrasing).
+3. The prompt tokens that condition the loss (current, old and reference log-probs) are chosen by
+   ``tagrpo.core.select_prompt_tokens`` from ``anchor``; with ``anchor="behavior"`` the old log-probs are
+   recomputed under the generating prompt.
+4. Advantages are recomputed from the rewards by ``tagrpo.core.pooled_advantages`` (pool or variant scope).
+5. An inference engine's importance-sampling correction is switched off unless ``anchor="none"``
+   (``tagrpo.core.engine_correction_allowed``).
+6. Each step logs the pool and original-only diagnostics, the mean reward per variant, the rollouts spent
+   and tokens/s (console, ``report_to`` and ``metrics.jsonl``).
+
+A train row holds ``prompt`` (q0, text or conversation), ``rephrasings`` (at least N prompts of the same kind),
+an ``id`` (the prompt text is used without one) and whatever the reward functions read (``answer``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import torch
+from accelerate.utils import gather_object
+from trl import GRPOTrainer
+from trl.trainer.utils import pad
+
+from tagrpo.core import engine_correction_allowed, group_diagnostics, pooled_advantages, select_prompt_tokens
+from tagrpo.trainer.config import TAGRPOConfig
+from tagrpo.trainer.metrics_log import MetricsLogger
+
+logger = logging.getLogger(__name__)
+
+
+class TAGRPOTrainer(GRPOTrainer):
+    def __init__(self, model, reward_funcs, args: TAGRPOConfig, train_dataset=None, **kwargs):
+        if not isinstance(args, TAGRPOConfig):
+            raise TypeError(f"TAGRPOTrainer needs args=TAGRPOConfig(...), got {type(args).__name__}")
+        _check_rephrasings(train_dataset, args.num_rephrasings)
+        super().__init__(model, reward_funcs, args=args, train_dataset=train_dataset, **kwargs)
+        config = args
+        self.num_generations = config.pool_size  # TRL's group (sampler repeats, reward grouping) is the pool
+        if self.use_vllm and self.vllm_importance_sampling_correction and not engine_correction_allowed(
+            config.anchor
+        ):
+            logger.warning(
+                "anchor=%r: the engine's importance-sampling correction is disabled (it is conditioned on the "
+                "generating prompt, the loss on q0)",
+                config.anchor,
+            )
+            self.vllm_importance_sampling_correction = False
+        self._pending = None
+        self._last_rewards = None
+        self.rollouts = 0
+        self._throughput_mark = (time.perf_counter(), 0)
+        if config.metrics_jsonl:
+            self.add_callback(MetricsLogger(config.output_dir, config.metrics_jsonl))
+
+    # ---- step -------------------------------------------------------------------------------------------------
+    def _generate_and_score_completions(self, inputs):
+        if not self.model.training:
+            return super()._generate_and_score_completions(inputs)
+        cfg: TAGRPOConfig = self.args
+        g, pool = cfg.num_generations, cfg.pool_size
+        keys = gather_object([str(x.get("id", x["prompt"])) for x in inputs])
+        _check_pools(keys, pool)
+        start = self.accelerator.process_index * len(inputs)
+        position = torch.arange(start, start + len(inputs))  # (R,)
+        variant_index = (position % pool) // g  # (R,)
+        variants = [[x["prompt"], *list(x.get("rephrasings") or [])[: cfg.num_rephrasings]] for x in inputs]
+        self._pending = {"variant_index": variant_index, "variants": variants}
+        try:
+            output = super()._generate_and_score_completions(inputs)
+        finally:
+            pending, self._pending = self._pending, None
+        if cfg.anchor == "behavior":
+            output["old_per_token_logps"] = self._behavior_logps(output, pending["behavior"])
+        output["advantages"] = self._pooled_advantages(len(inputs))
+        output["variant_index"] = variant_index.to(output["advantages"].device)
+        self.rollouts += len(keys)
+        self._metrics["train"]["tagrpo/rollouts"].append(float(self.rollouts))
+        return output
+
+    def _generate(self, prompts):
+        if self._pending is None:
+            return super()._generate(prompts)
+        variant_index = self._pending["variant_index"]  # (R,)
+        variants = self._pending["variants"]
+        generating = [v[n] for v, n in zip(variants, variant_index.tolist(), strict=True)]
+        result = list(super()._generate(generating))
+        anchored = self._anchor(variants, variant_index)
+        result[0] = _unpad(anchored.policy_ids, anchored.policy_mask)
+        self._pending["behavior"] = (anchored.behavior_ids, anchored.behavior_mask)
+        return tuple(result)
+
+    def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, *args, **kwargs):
+        if self._pending is not None:
+            # Engines that deduplicate prompts (vLLM server mode) see blocks of G identical prompts per variant.
+            num_generations = self.args.num_generations
+        return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations, *args, **kwargs)
+
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        self._last_rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        return self._last_rewards
+
+    # ---- pieces -----------------------------------------------------------------------------------------------
+    def _anchor(self, variants, variant_index):
+        unique = {}
+        for row in variants:
+            for prompt in row:
+                unique.setdefault(_key(prompt), prompt)
+        token_lists, _, _ = self._tokenize_prompts(list(unique.values()))
+        ids_of = dict(zip(unique, token_lists, strict=True))
+        rows = [torch.tensor(ids_of[_key(p)]) for row in variants for p in row]
+        pad_id = self._tokenizer.pad_token_id
+        flat_ids = pad(rows, padding_value=pad_id, padding_side="left")  # (R*(N+1), P)
+        flat_mask = pad([torch.ones_like(t) for t in rows], padding_value=0, padding_side="left")  # (R*(N+1), P)
+        shape = (len(variants), len(variants[0]), flat_ids.size(1))
+        return select_prompt_tokens(flat_ids.view(shape), flat_mask.view(shape), variant_index, self.args.anchor)
+
+    def _behavior_logps(self, output, behavior):
+        device = self.accelerator.device
+        ids, mask = behavior[0].to(device), behavior[1].to(device)  # (R, P), (R, P)
+        completion_ids, completion_mask = output["completion_ids"], output["completion_mask"]  # (R, T), (R, T)
+        with torch.no_grad():
+            logps, _, _ = self._get_per_token_logps_and_entropies(
+                self.model,
+                torch.cat([ids, completion_ids], dim=1),
+                torch.cat([mask, completion_mask], dim=1),
+                completion_ids.size(1),
+                batch_size=self.args.per_device_train_batch_size,
+            )
+        return logps  # (R, T)
+
+    def _pooled_advantages(self, local_rows: int) -> torch.Tensor:
+        cfg: TAGRPOConfig = self.args
+        per_func = self._last_rewards  # (R_all, F)
+        rewards = (per_func * self.reward_weights.to(per_func.device).unsqueeze(0)).nansum(dim=1)  # (R_all,)
+        rewards[torch.isnan(per_func).all(dim=1)] = torch.nan
+        grouped = rewards.view(-1, cfg.num_rephrasings + 1, cfg.num_generations)  # (B, N+1, G)
+        advantages = pooled_advantages(
+            grouped, scope=cfg.advantage_scope, scale=cfg.advantage_scale, eps=cfg.advantage_eps
+        ).view(-1)  # (R_all,)
+        for name, value in group_diagnostics(grouped).items():
+            self._metrics["train"][f"tagrpo/{name}"].append(value)
+        logged = self._logs["advantages"]
+        for _ in range(min(len(advantages), len(logged))):
+            logged.pop()
+        logged.extend(advantages.tolist())
+        start = self.accelerator.process_index * local_rows
+        return advantages[start : start + local_rows]  # (R,)
+
+    def log(self, logs, start_time=None):
+        if self.model.training:
+            now, seen = time.perf_counter(), self.state.num_input_tokens_seen
+            then, seen_before = self._throughput_mark
+            if now > then and seen > seen_before:
+                logs["tagrpo/tokens_per_s"] = (seen - seen_before) / (now - then)
+            self._throughput_mark = (now, seen)
+        super().log(logs, start_time)
+
+
+def _key(prompt) -> str:
+    return prompt if isinstance(prompt, str) else repr(prompt)
+
+
+def _unpad(ids: torch.Tensor, mask: torch.Tensor) -> list[list[int]]:
+    return [row[m.bool()].tolist() for row, m in zip(ids, mask, strict=True)]
+
+
+def _check_pools(keys: list[str], pool: int) -> None:
+    """Fail unless the gathered rows form whole consecutive pools of one question each."""
+    if len(keys) % pool:
+        raise RuntimeError(f"generation batch of {len(keys)} rows does not hold whole pools of {pool}")
+    for start in range(0, len(keys), pool):
+        block = set(keys[start : start + pool])
+        if len(block) != 1:
+            raise RuntimeError(f"pool at rows {start}..{start + pool - 1} mixes questions {sorted(block)[:3]}")
+
+
+def _check_rephrasings(dataset, num_rephrasings: int) -> None:
+    if dataset is None or num_rephrasings == 0:
+        return
+    if "rephrasings" not in dataset.column_names:
+        raise ValueError(f"num_rephrasings={num_rephrasings} but the train dataset has no 'rephrasings' column")
+    for row, reph in enumerate(dataset["rephrasings"], start=1):
+        if reph is None or len(reph) < num_rephrasings:
+            have = 0 if reph is None else len(reph)
+            raise ValueError(
+                f"train dataset row {row}: field 'rephrasings' has {have} entries, num_rephrasings={num_rephrasings}"
+                " (apply tagrpo.data.fit_rephrasings first)"
+            )

@@ -1,0 +1,169 @@
+"""TAGRPOTrainer on tiny random Qwen3 and Llama models, on CPU: what must have happened in a step."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+import torch
+from conftest import pool_rows
+from datasets import Dataset
+from trainer_utils import hash_reward, make_config, make_trainer, spy
+
+from tagrpo.core import pooled_advantages
+
+PROMPT = re.compile(r"Q(\d+) v(\d+):")
+
+
+def _decode_prompts(trainer, ids, mask=None):
+    out = []
+    for r, row in enumerate(ids):
+        row = torch.as_tensor(row)
+        if mask is not None:
+            row = row[mask[r].bool()]
+        out.append(trainer.processing_class.decode(row.tolist()))
+    return out
+
+
+@pytest.mark.parametrize("arch", ["qwen3", "llama"])
+def test_steps_run_loss_finite_and_parameters_move(model_dirs, tmp_path, arch):
+    trainer = make_trainer(model_dirs[arch], pool_rows(), tmp_path, beta=0.01)
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    trainer.train()
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    assert len(losses) == 2 and all(math.isfinite(v) for v in losses)
+    moved = [n for n, p in trainer.model.named_parameters() if not torch.equal(before[n], p.detach())]
+    assert len(moved) == len(before)
+    records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    steps = [r for r in records if "tagrpo/rollouts" in r]
+    assert [r["tagrpo/rollouts"] for r in steps] == [16.0, 32.0]  # 2 questions x (3+1) x 2 per step
+    for key in ("tagrpo/pool/zero_std", "tagrpo/original/zero_std", "tagrpo/rescued", "tagrpo/reward/variant_3"):
+        assert key in steps[0]
+    assert steps[1]["tagrpo/tokens_per_s"] > 0
+
+
+@pytest.mark.parametrize("anchor", ["original", "none", "behavior"])
+def test_rows_generated_from_their_variant_and_loss_conditioned_as_anchor_says(model_dirs, tmp_path, anchor):
+    trainer = make_trainer(model_dirs["qwen3"], pool_rows(), tmp_path, anchor=anchor, max_steps=1)
+    generated, losses = [], []
+    spy(trainer, "_generate_single_turn", generated)
+    original_loss = trainer._compute_loss
+
+    def loss_spy(model, inputs):
+        with torch.no_grad():
+            logps, _, _ = trainer._get_per_token_logps_and_entropies(
+                model,
+                torch.cat([inputs["prompt_ids"], inputs["completion_ids"]], 1),
+                torch.cat([inputs["prompt_mask"], inputs["completion_mask"]], 1),
+                inputs["completion_ids"].size(1),
+            )
+        losses.append((inputs, logps))
+        return original_loss(model, inputs)
+
+    trainer._compute_loss = loss_spy
+    trainer.train()
+
+    # Generation: row j of a pool comes from variant j // G of its question.
+    (gen_args, _, _), = generated
+    gen_prompts = _decode_prompts(trainer, gen_args[0])
+    assert len(gen_prompts) == 16
+    for j, text in enumerate(gen_prompts):
+        assert int(PROMPT.match(text).group(2)) == (j % 8) // 2, text
+    assert len({PROMPT.match(t).group(1) for t in gen_prompts[:8]}) == 1
+
+    # Loss: the prompt tokens are q0's (original, behavior) or the generating prompt's (none).
+    seen_variants = set()
+    for inputs, logps in losses:
+        texts = _decode_prompts(trainer, inputs["prompt_ids"], inputs["prompt_mask"])
+        for text, n in zip(texts, inputs["variant_index"].tolist(), strict=True):
+            conditioned = int(PROMPT.match(text).group(2))
+            assert conditioned == (n if anchor == "none" else 0), (anchor, n, text)
+            seen_variants.add(n)
+        old = inputs.get("old_per_token_logps")
+        mask = inputs["completion_mask"].bool()
+        if anchor == "behavior":
+            # Old log-probs under the generating prompt: equal to the q0-conditioned ones on q0's rows only.
+            on_q0 = inputs["variant_index"] == 0
+            assert torch.allclose(old[on_q0][mask[on_q0]], logps[on_q0][mask[on_q0]], atol=1e-5)
+            assert not torch.allclose(old[~on_q0][mask[~on_q0]], logps[~on_q0][mask[~on_q0]], atol=1e-3)
+        else:
+            assert old is None  # one pass per rollout batch: TRL uses the current log-probs, ratio 1
+    assert seen_variants == {0, 1, 2, 3}
+
+
+def _step_advantages(trainer):
+    rewards, outputs = [], []
+    spy(trainer, "_calculate_rewards", rewards)
+    spy(trainer, "_generate_and_score_completions", outputs)
+    trainer.train()
+    per_func = rewards[0][2]  # (R, 1)
+    return per_func[:, 0], outputs[0][2]["advantages"]
+
+
+def test_uniform_original_inside_mixed_pool_gets_nonzero_advantage(model_dirs, tmp_path):
+    def reward(completions, **kwargs):  # rows 0..G-1 of each pool (q0) all right, neighbours alternate
+        return [1.0 if j % 8 < 2 else float(j % 2) for j in range(len(completions))]
+
+    _, adv_pool = _step_advantages(make_trainer(model_dirs["qwen3"], pool_rows(), tmp_path / "p", reward, max_steps=1))
+    _, adv_var = _step_advantages(
+        make_trainer(model_dirs["qwen3"], pool_rows(), tmp_path / "v", reward, max_steps=1, advantage_scope="variant")
+    )
+    q0_rows = torch.tensor([j % 8 < 2 for j in range(16)])
+    assert (adv_pool[q0_rows] > 0.5).all()
+    assert (adv_var[q0_rows] == 0).all()
+
+
+@pytest.mark.parametrize("scope", ["pool", "variant"])
+def test_trainer_advantages_come_from_core(model_dirs, tmp_path, scope):
+    trainer = make_trainer(model_dirs["qwen3"], pool_rows(), tmp_path, max_steps=1, advantage_scope=scope)
+    rewards, advantages = _step_advantages(trainer)
+    expected = pooled_advantages(rewards.view(2, 4, 2), scope=scope, eps=1e-4).view(-1)
+    torch.testing.assert_close(advantages, expected, rtol=0, atol=1e-6)
+
+
+def test_equal_sampling_baseline_is_a_configuration(model_dirs, tmp_path):
+    trainer = make_trainer(model_dirs["qwen3"], pool_rows(), tmp_path, num_rephrasings=0, num_generations=8, max_steps=1)
+    generated = []
+    spy(trainer, "_generate_single_turn", generated)
+    trainer.train()
+    texts = _decode_prompts(trainer, generated[0][0][0])
+    assert len(texts) == 16 and all(PROMPT.match(t).group(2) == "0" for t in texts)
+    assert trainer.rollouts == 16
+
+
+def test_bad_input_fails_before_training(model_dirs, tmp_path):
+    rows = pool_rows()
+    rows[2]["rephrasings"] = rows[2]["rephrasings"][:1]
+    with pytest.raises(ValueError, match=r"row 3: field 'rephrasings' has 1 entries, num_rephrasings=3"):
+        make_trainer(model_dirs["qwen3"], rows, tmp_path)
+    with pytest.raises(ValueError, match=r"anchor='foo' is not valid; expected one of: 'original', 'none', 'behavior'"):
+        make_config(tmp_path, anchor="foo")
+    with pytest.raises(ValueError, match="must hold whole pools of"):
+        make_config(tmp_path, per_device_train_batch_size=4, gradient_accumulation_steps=1)
+    with pytest.raises(TypeError, match="TAGRPOConfig"):
+        from trl import GRPOConfig
+
+        from tagrpo.trainer import TAGRPOTrainer
+
+        TAGRPOTrainer(model_dirs["qwen3"], [hash_reward], args=GRPOConfig(output_dir=str(tmp_path), use_cpu=True))
+
+
+def test_pool_split_is_detected():
+    from tagrpo.trainer.trainer import _check_pools
+
+    _check_pools(["a"] * 4 + ["b"] * 4, 4)
+    with pytest.raises(RuntimeError, match="mixes questions"):
+        _check_pools(["a"] * 3 + ["b"] * 5, 4)
+    with pytest.raises(RuntimeError, match="whole pools"):
+        _check_pools(["a"] * 6, 4)
+
+
+def test_grpo_trainer_is_untouched_by_dataset_extras(model_dirs, tmp_path):
+    """The rows TA-GRPO trains on also train plain TRL (its reward sees the same columns)."""
+    from trl import GRPOConfig, GRPOTrainer
+
+    args = GRPOConfig(output_dir=str(tmp_path), num_generations=4, per_device_train_batch_size=8, max_steps=1,
+                      max_completion_length=4, report_to=[], use_cpu=True, save_strategy="no", disable_tqdm=True)
+    GRPOTrainer(model_dirs["qwen3"], [hash_reward], args=args, train_dataset=Dataset.from_list(pool_rows())).train()

@@ -1,0 +1,57 @@
+"""Helpers for the trainer tests: a deterministic reward, a config factory and spies on the trainer's step."""
+
+from __future__ import annotations
+
+import zlib
+
+from datasets import Dataset
+
+from tagrpo.trainer import TAGRPOConfig, TAGRPOTrainer
+
+
+def hash_reward(completions, **kwargs):
+    """A deterministic, mixed reward: the parity of a checksum of the completion text."""
+    return [float(zlib.crc32(c.encode()) % 2) for c in completions]
+
+
+def make_config(out, **overrides):
+    base = dict(
+        output_dir=str(out),
+        num_rephrasings=3,
+        num_generations=2,
+        per_device_train_batch_size=8,
+        gradient_accumulation_steps=2,
+        max_completion_length=6,
+        max_steps=2,
+        learning_rate=1e-2,
+        logging_steps=1,
+        report_to=[],
+        use_cpu=True,
+        save_strategy="no",
+        seed=0,
+        disable_tqdm=True,
+    )
+    base.update(overrides)
+    return TAGRPOConfig(**base)
+
+
+def make_trainer(model_dir, rows, out, reward=hash_reward, **overrides):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    args = make_config(out, **overrides)
+    return TAGRPOTrainer(
+        model=model_dir, reward_funcs=[reward], args=args, train_dataset=Dataset.from_list(rows), processing_class=tok
+    )
+
+
+def spy(trainer, method, record):
+    """Wrap ``trainer.<method>`` so that every call's arguments and result are appended to ``record``."""
+    original = getattr(trainer, method)
+
+    def wrapped(*args, **kwargs):
+        result = original(*args, **kwargs)
+        record.append((args, kwargs, result))
+        return result
+
+    setattr(trainer, method, wrapped)
