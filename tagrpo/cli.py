@@ -26,8 +26,10 @@ def _train_help() -> str:
     from tagrpo.trainer.run import TrainJob
 
     lines = [f"  {f.name}: {f.metadata.get('help', '')}" for f in dataclasses.fields(TrainJob)]
-    return ("job keys:\n" + "\n".join(lines) + "\nevery other key is a TAGRPOConfig / TRL GRPOConfig field, e.g. "
-            "num_rephrasings=3 anchor=original advantage_scope=pool num_generations=8 learning_rate=1e-6")
+    return (
+        "job keys:\n" + "\n".join(lines) + "\nevery other key is a TAGRPOConfig / TRL GRPOConfig field, e.g. "
+        "num_rephrasings=3 anchor=original advantage_scope=pool num_generations=8 learning_rate=1e-6"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,8 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="tagrpo", description="Transformation-Augmented GRPO on TRL")
     sub = parser.add_subparsers(dest="command", required=True)
-    train = sub.add_parser("train", help="train with TA-GRPO or a baseline", epilog=_train_help(),
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    train = sub.add_parser(
+        "train",
+        help="train with TA-GRPO or a baseline",
+        epilog=_train_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     train.add_argument("--config", help="flat YAML file of job and trainer keys")
     train.add_argument("overrides", nargs="*", metavar="key=value", help="overrides, parsed as YAML scalars")
     train.set_defaults(func=_train)
@@ -45,8 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
         if f.type in ("bool", bool):
             demo.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, action="store_true")
         else:
-            demo.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type=type(f.default),
-                              help=f"default {f.default}")
+            demo.add_argument(
+                f"--{f.name.replace('_', '-')}",
+                dest=f.name,
+                type=type(f.default),
+                help=f"default {f.default}",
+            )
     demo.set_defaults(func=_demo)
     return parser
 

@@ -21,8 +21,14 @@ PROMPT = re.compile(r"Q(\d+) v(\d+):")
 def main(model_dir: str, out: str) -> None:
     # 4 rows per micro-batch x 3 micro-batches = 12 rows per process, 24 per generation batch: three pools of 8,
     # the middle one split between the two processes.
-    trainer = make_trainer(model_dir, pool_rows(num_questions=6), out, per_device_train_batch_size=4,
-                           gradient_accumulation_steps=3, max_steps=2)
+    trainer = make_trainer(
+        model_dir,
+        pool_rows(num_questions=6),
+        out,
+        per_device_train_batch_size=4,
+        gradient_accumulation_steps=3,
+        max_steps=2,
+    )
     generated, rewards, outputs, losses = [], [], [], []
     spy(trainer, "_generate_single_turn", generated)
     spy(trainer, "_calculate_rewards", rewards)
@@ -42,14 +48,21 @@ def main(model_dir: str, out: str) -> None:
         texts = [tok.decode(ids) for ids in gen_args[0]]
         rows = len(texts)
         all_adv = pooled_advantages(per_func[:, 0].view(-1, 4, 2), eps=1e-4).view(-1)
-        steps.append({
-            "generated": [PROMPT.match(t).groups() for t in texts],
-            "local_rows": rows,
-            "advantages_match_core": torch.allclose(output["advantages"], all_adv[rank * rows:(rank + 1) * rows]),
-        })
+        steps.append(
+            {
+                "generated": [PROMPT.match(t).groups() for t in texts],
+                "local_rows": rows,
+                "advantages_match_core": torch.allclose(output["advantages"], all_adv[rank * rows : (rank + 1) * rows]),
+            }
+        )
     loss_prompts = [PROMPT.findall(tok.decode(ids)) for ids in losses]
-    result = {"rank": rank, "world": trainer.accelerator.num_processes, "steps": steps, "loss_prompts": loss_prompts,
-              "rollouts": trainer.rollouts}
+    result = {
+        "rank": rank,
+        "world": trainer.accelerator.num_processes,
+        "steps": steps,
+        "loss_prompts": loss_prompts,
+        "rollouts": trainer.rollouts,
+    }
     with open(f"{out}/rank{rank}.json", "w") as f:
         json.dump(result, f)
 

@@ -22,7 +22,12 @@ def test_config_keys_are_split_between_job_and_trainer(tmp_path):
     values = load_config(str(cfg_file), ["anchor=none", "learning_rate=1e-6", "per_device_train_batch_size=12"])
     job, config = split_config(values)
     assert (job.model, job.data, job.template) == ("m", "d.jsonl", "plain")
-    assert (config.num_rephrasings, config.anchor, config.learning_rate, config.pool_size) == (2, "none", 1e-6, 12)
+    assert (config.num_rephrasings, config.anchor, config.learning_rate, config.pool_size) == (
+        2,
+        "none",
+        1e-6,
+        12,
+    )
 
 
 @pytest.mark.parametrize(
@@ -30,7 +35,10 @@ def test_config_keys_are_split_between_job_and_trainer(tmp_path):
     [
         ({"model": "m", "data": "d", "anchr": "none"}, "unknown config keys: anchr"),
         ({"data": "d"}, "config lacks required keys: model"),
-        ({"model": "m", "data": "d", "template": "fancy"}, "template='fancy' is not valid; expected one of: 'paper'"),
+        (
+            {"model": "m", "data": "d", "template": "fancy"},
+            "template='fancy' is not valid; expected one of: 'paper'",
+        ),
         ({"model": "m", "data": "d", "advantage_scope": "batch"}, "expected one of: 'pool', 'variant'"),
     ],
 )
@@ -49,9 +57,23 @@ def test_train_command_end_to_end(model_dirs, tmp_path):
     rows[1]["rephrasings"] = rows[1]["rephrasings"][:1]  # short: filled with the original question
     data = _write_jsonl(tmp_path / "train.jsonl", rows)
     out = tmp_path / "run"
-    code = main(["train", f"model={model_dirs['llama']}", f"data={data}", f"output_dir={out}", "template=plain",
-                 "num_generations=2", "per_device_train_batch_size=8", "max_steps=1", "max_completion_length=4",
-                 "report_to=[]", "save_strategy=no", "disable_tqdm=true", "beta=0.001"])
+    code = main(
+        [
+            "train",
+            f"model={model_dirs['llama']}",
+            f"data={data}",
+            f"output_dir={out}",
+            "template=plain",
+            "num_generations=2",
+            "per_device_train_batch_size=8",
+            "max_steps=1",
+            "max_completion_length=4",
+            "report_to=[]",
+            "save_strategy=no",
+            "disable_tqdm=true",
+            "beta=0.001",
+        ]
+    )
     assert code == 0
     assert (out / "final" / "config.json").exists()
     job = json.loads((out / "job.json").read_text())
@@ -74,8 +96,14 @@ def test_train_command_names_the_bad_row(model_dirs, tmp_path, capsys):
 def test_demo_runs_end_to_end(tmp_path):
     from tagrpo.toy.demo import DemoConfig, run_demo
 
-    cfg = DemoConfig(output_dir=str(tmp_path), pretrain_steps=3, train_questions=8, rl_steps=1,
-                     eval_questions=4, eval_samples=2)
+    cfg = DemoConfig(
+        output_dir=str(tmp_path),
+        pretrain_steps=3,
+        train_questions=8,
+        rl_steps=1,
+        eval_questions=4,
+        eval_samples=2,
+    )
     summary = run_demo(cfg)
     assert summary["rollouts"] == 32  # one step of 2 questions x (3+1) variants x 4 samples
     assert 0.0 <= summary["held_out_accuracy_after"] <= 1.0
@@ -83,3 +111,13 @@ def test_demo_runs_end_to_end(tmp_path):
     assert (tmp_path / "summary.json").exists() and (tmp_path / "ta_grpo" / "final" / "config.json").exists()
     again = run_demo(cfg)  # the base model is reused, not pretrained again
     assert again["rollouts"] == 32
+
+
+@pytest.mark.parametrize("name", ["ta_grpo_qwen3_1.7b_math.yaml", "grpo_qwen3_1.7b_math.yaml"])
+def test_shipped_configs_are_valid(name):
+    from pathlib import Path
+
+    path = Path(__file__).parent.parent / "configs" / name
+    job, config = split_config(load_config(str(path), ["bf16=false", "use_vllm=false"]))
+    assert job.template == "paper" and config.learning_rate == 1e-6 and config.beta == 0.001
+    assert config.generation_batch_size == 256 and config.generation_batch_size % config.pool_size == 0

@@ -150,9 +150,11 @@ def loop_advantages(rewards, scope, scale, eps):
     b, v, g = rewards.shape
     out = [[[0.0] * g for _ in range(v)] for _ in range(b)]
     for q in range(b):
-        groups = [[(n, i) for n in range(v) for i in range(g)]] if scope == "pool" else [
-            [(n, i) for i in range(g)] for n in range(v)
-        ]
+        groups = (
+            [[(n, i) for n in range(v) for i in range(g)]]
+            if scope == "pool"
+            else [[(n, i) for i in range(g)] for n in range(v)]
+        )
         for cells in groups:
             vals = [float(rewards[q, n, i]) for n, i in cells if not math.isnan(float(rewards[q, n, i]))]
             if len(vals) < 2 or len(set(vals)) == 1:

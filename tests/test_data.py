@@ -128,9 +128,7 @@ def test_jsonl_skips_blank_lines_and_reports_line_numbers(tmp_path):
 def test_jsonl_lines_end_only_at_newline(tmp_path):
     row = {**ROWS[0], "prompt": "First line\u2028still the same line\x85and this"}
     path = tmp_path / "data.jsonl"
-    path.write_text(
-        json.dumps(row, ensure_ascii=False) + "\r\n" + json.dumps(ROWS[1]) + "\r\n", encoding="utf-8"
-    )
+    path.write_text(json.dumps(row, ensure_ascii=False) + "\r\n" + json.dumps(ROWS[1]) + "\r\n", encoding="utf-8")
     assert load_questions(path) == [row, ROWS[1]]
 
 
@@ -182,9 +180,7 @@ def test_missing_rephrasings_column_gives_empty_lists(tmp_path):
 
 def test_problems_name_the_source_field(tmp_path):
     raw = [{"id": 1, "problem": "Q?", "answer": "1", "variants": ["ok", 7]}]
-    err = problems_of(
-        write_jsonl(tmp_path / "d.jsonl", raw), prompt_field="problem", rephrasings_field="variants"
-    )
+    err = problems_of(write_jsonl(tmp_path / "d.jsonl", raw), prompt_field="problem", rephrasings_field="variants")
     assert "row 1, field 'variants': variants[1] is not a string (got int)" in str(err)
 
 

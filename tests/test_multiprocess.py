@@ -21,9 +21,23 @@ HERE = Path(__file__).parent
 @pytest.mark.slow
 def test_pools_whole_and_anchored_under_accelerate_launch(model_dirs, tmp_path):
     env = {**os.environ, "PYTHONPATH": f"{HERE}:{HERE.parent}", "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
-           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-           str(HERE / "mp_worker.py"), model_dirs["qwen3"], str(tmp_path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        str(HERE / "mp_worker.py"),
+        model_dirs["qwen3"],
+        str(tmp_path),
+    ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     ranks = [json.loads((tmp_path / f"rank{k}.json").read_text()) for k in (0, 1)]
@@ -33,7 +47,7 @@ def test_pools_whole_and_anchored_under_accelerate_launch(model_dirs, tmp_path):
         rows = ranks[0]["steps"][step]["generated"] + ranks[1]["steps"][step]["generated"]
         assert len(rows) == 24 and ranks[0]["steps"][step]["local_rows"] == 12
         for start in range(0, 24, 8):
-            pool = rows[start:start + 8]
+            pool = rows[start : start + 8]
             assert len({q for q, _ in pool}) == 1, pool  # one question per pool, split over both ranks
             assert [int(v) for _, v in pool] == [0, 0, 1, 1, 2, 2, 3, 3]
         assert all(r["steps"][step]["advantages_match_core"] for r in ranks)

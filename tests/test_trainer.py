@@ -39,7 +39,12 @@ def test_steps_run_loss_finite_and_parameters_move(model_dirs, tmp_path, arch):
     records = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     steps = [r for r in records if "tagrpo/rollouts" in r]
     assert [r["tagrpo/rollouts"] for r in steps] == [16.0, 32.0]  # 2 questions x (3+1) x 2 per step
-    for key in ("tagrpo/pool/zero_std", "tagrpo/original/zero_std", "tagrpo/rescued", "tagrpo/reward/variant_3"):
+    for key in (
+        "tagrpo/pool/zero_std",
+        "tagrpo/original/zero_std",
+        "tagrpo/rescued",
+        "tagrpo/reward/variant_3",
+    ):
         assert key in steps[0]
     assert steps[1]["tagrpo/tokens_per_s"] > 0
 
@@ -66,7 +71,7 @@ def test_rows_generated_from_their_variant_and_loss_conditioned_as_anchor_says(m
     trainer.train()
 
     # Generation: row j of a pool comes from variant j // G of its question.
-    (gen_args, _, _), = generated
+    ((gen_args, _, _),) = generated
     gen_prompts = _decode_prompts(trainer, gen_args[0])
     assert len(gen_prompts) == 16
     for j, text in enumerate(gen_prompts):
@@ -124,7 +129,9 @@ def test_trainer_advantages_come_from_core(model_dirs, tmp_path, scope):
 
 
 def test_equal_sampling_baseline_is_a_configuration(model_dirs, tmp_path):
-    trainer = make_trainer(model_dirs["qwen3"], pool_rows(), tmp_path, num_rephrasings=0, num_generations=8, max_steps=1)
+    trainer = make_trainer(
+        model_dirs["qwen3"], pool_rows(), tmp_path, num_rephrasings=0, num_generations=8, max_steps=1
+    )
     generated = []
     spy(trainer, "_generate_single_turn", generated)
     trainer.train()
@@ -164,6 +171,15 @@ def test_grpo_trainer_is_untouched_by_dataset_extras(model_dirs, tmp_path):
     """The rows TA-GRPO trains on also train plain TRL (its reward sees the same columns)."""
     from trl import GRPOConfig, GRPOTrainer
 
-    args = GRPOConfig(output_dir=str(tmp_path), num_generations=4, per_device_train_batch_size=8, max_steps=1,
-                      max_completion_length=4, report_to=[], use_cpu=True, save_strategy="no", disable_tqdm=True)
+    args = GRPOConfig(
+        output_dir=str(tmp_path),
+        num_generations=4,
+        per_device_train_batch_size=8,
+        max_steps=1,
+        max_completion_length=4,
+        report_to=[],
+        use_cpu=True,
+        save_strategy="no",
+        disable_tqdm=True,
+    )
     GRPOTrainer(model_dirs["qwen3"], [hash_reward], args=args, train_dataset=Dataset.from_list(pool_rows())).train()

@@ -13,8 +13,18 @@ from tagrpo.core import clipped_surrogate, pooled_advantages
 
 
 def _trl_trainer(model_dir, out, **overrides):
-    base = dict(output_dir=str(out), per_device_train_batch_size=8, gradient_accumulation_steps=2, max_steps=1,
-                max_completion_length=6, report_to=[], use_cpu=True, save_strategy="no", disable_tqdm=True, seed=0)
+    base = dict(
+        output_dir=str(out),
+        per_device_train_batch_size=8,
+        gradient_accumulation_steps=2,
+        max_steps=1,
+        max_completion_length=6,
+        report_to=[],
+        use_cpu=True,
+        save_strategy="no",
+        disable_tqdm=True,
+        seed=0,
+    )
     base.update(overrides)
     rows = pool_rows(num_questions=8)
     return GRPOTrainer(model_dir, [hash_reward], args=GRPOConfig(**base), train_dataset=Dataset.from_list(rows))
@@ -55,8 +65,16 @@ def test_pooled_advantages_equal_trl_groups_of_pool_size(model_dirs, tmp_path):
     [("grpo", "seq-mean-token-mean"), ("bnpo", "token-mean"), ("dr_grpo", "seq-mean-token-sum-norm")],
 )
 def test_clipped_surrogate_equals_trl_loss(model_dirs, tmp_path, loss_type, agg, kl_weighted):
-    trainer = _trl_trainer(model_dirs["qwen3"], tmp_path, num_generations=4, loss_type=loss_type, beta=0.04,
-                           epsilon=0.2, epsilon_high=0.28, use_bias_correction_kl=kl_weighted)
+    trainer = _trl_trainer(
+        model_dirs["qwen3"],
+        tmp_path,
+        num_generations=4,
+        loss_type=loss_type,
+        beta=0.04,
+        epsilon=0.2,
+        epsilon_high=0.28,
+        use_bias_correction_kl=kl_weighted,
+    )
     trainer.current_gradient_accumulation_steps = 1
     model = trainer.model.train()
     gen = torch.Generator().manual_seed(0)
@@ -73,13 +91,30 @@ def test_clipped_surrogate_equals_trl_loss(model_dirs, tmp_path, loss_type, agg,
     old = logps + 0.4 * torch.randn(r, t, generator=gen)  # ratios on both sides of the clip range
     ref = logps + 0.3 * torch.randn(r, t, generator=gen)
     advantages = torch.tensor([1.0, -1.0, 0.5, -0.5, 2.0, -2.0])
-    inputs = dict(prompt_ids=prompt_ids, prompt_mask=prompt_mask, completion_ids=completion_ids,
-                  completion_mask=completion_mask, advantages=advantages, old_per_token_logps=old,
-                  ref_per_token_logps=ref, num_items_in_batch=completion_mask.sum())
+    inputs = dict(
+        prompt_ids=prompt_ids,
+        prompt_mask=prompt_mask,
+        completion_ids=completion_ids,
+        completion_mask=completion_mask,
+        advantages=advantages,
+        old_per_token_logps=old,
+        ref_per_token_logps=ref,
+        num_items_in_batch=completion_mask.sum(),
+    )
     trl_loss = trainer._compute_loss(model, inputs)
-    ours, _ = clipped_surrogate(logps, old, advantages, completion_mask, epsilon=0.2, epsilon_high=0.28,
-                                loss_agg_mode=agg, ref_log_probs=ref, beta=0.04, max_completion_length=6,
-                                kl_ratio_weighted=kl_weighted)
+    ours, _ = clipped_surrogate(
+        logps,
+        old,
+        advantages,
+        completion_mask,
+        epsilon=0.2,
+        epsilon_high=0.28,
+        loss_agg_mode=agg,
+        ref_log_probs=ref,
+        beta=0.04,
+        max_completion_length=6,
+        kl_ratio_weighted=kl_weighted,
+    )
     ratio = torch.exp(logps - old)[completion_mask.bool()]
     assert (ratio > 1.28).any() and (ratio < 0.8).any(), "the check needs clipped tokens on both sides"
     torch.testing.assert_close(trl_loss.detach(), ours, rtol=1e-5, atol=1e-6)

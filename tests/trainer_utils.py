@@ -41,7 +41,11 @@ def make_trainer(model_dir, rows, out, reward=hash_reward, **overrides):
     tok = AutoTokenizer.from_pretrained(model_dir)
     args = make_config(out, **overrides)
     return TAGRPOTrainer(
-        model=model_dir, reward_funcs=[reward], args=args, train_dataset=Dataset.from_list(rows), processing_class=tok
+        model=model_dir,
+        reward_funcs=[reward],
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tok,
     )
 
 

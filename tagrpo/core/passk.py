@@ -35,7 +35,10 @@ def pass_at_k(n, c, k) -> np.ndarray:
     certain = wrong < kt  # (Q,)
     safe_wrong = torch.where(certain, kt, wrong)  # (Q,)
     log_ratio = (
-        torch.lgamma(safe_wrong + 1) - torch.lgamma(safe_wrong - kt + 1) - torch.lgamma(nt + 1) + torch.lgamma(nt - kt + 1)
+        torch.lgamma(safe_wrong + 1)
+        - torch.lgamma(safe_wrong - kt + 1)
+        - torch.lgamma(nt + 1)
+        + torch.lgamma(nt - kt + 1)
     )  # (Q,) log C(n-c, k) - log C(n, k)
     out = 1.0 - torch.exp(log_ratio)  # (Q,)
     out = torch.where(ct == 0, torch.zeros_like(out), out)

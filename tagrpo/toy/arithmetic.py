@@ -51,8 +51,13 @@ def question_rows(count: int, seed: int, original_form: str = "narrative", num_r
         a, b = rng.randrange(10), rng.randrange(10)
         reph = [render(a, b, others[n % len(others)]) for n in range(num_rephrasings)]
         rows.append(
-            {"id": f"add-{seed}-{i}", "prompt": render(a, b, original_form), "answer": str(a + b),
-             "rephrasings": reph, "form": original_form}
+            {
+                "id": f"add-{seed}-{i}",
+                "prompt": render(a, b, original_form),
+                "answer": str(a + b),
+                "rephrasings": reph,
+                "form": original_form,
+            }
         )
     return rows
 

@@ -79,16 +79,23 @@ def sample_accuracy(model_dir: str, rows: list[dict], samples: int, seed: int) -
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
     torch.manual_seed(seed)
     enc = tok([r["prompt"] for r in rows], return_tensors="pt", padding=True)
-    out = model.generate(**enc, do_sample=True, temperature=1.0, top_k=0, max_new_tokens=12,
-                         num_return_sequences=samples, pad_token_id=tok.pad_token_id)
-    texts = tok.batch_decode(out[:, enc["input_ids"].size(1):], skip_special_tokens=True)
+    out = model.generate(
+        **enc,
+        do_sample=True,
+        temperature=1.0,
+        top_k=0,
+        max_new_tokens=12,
+        num_return_sequences=samples,
+        pad_token_id=tok.pad_token_id,
+    )
+    texts = tok.batch_decode(out[:, enc["input_ids"].size(1) :], skip_special_tokens=True)
     answers = [r["answer"] for r in rows for _ in range(samples)]
     return sum(is_correct(t, a) for t, a in zip(texts, answers, strict=True)) / len(texts)
 
 
 def _mean(records, key, half):
     values = [r[key] for r in records if r.get(key) is not None]
-    part = values[len(values) // 2:] if half == "second" else values[: max(1, len(values) // 2)]
+    part = values[len(values) // 2 :] if half == "second" else values[: max(1, len(values) // 2)]
     return sum(part) / len(part) if part else float("nan")
 
 
@@ -112,33 +119,55 @@ def run_demo(cfg: DemoConfig, console: Console | None = None) -> dict:
     if os.path.exists(os.path.join(run_dir, "metrics.jsonl")):
         os.remove(os.path.join(run_dir, "metrics.jsonl"))
     config = TAGRPOConfig(
-        output_dir=run_dir, num_rephrasings=cfg.num_rephrasings, num_generations=cfg.num_generations,
-        per_device_train_batch_size=2 * pool, max_completion_length=12, max_steps=cfg.rl_steps,
-        learning_rate=cfg.learning_rate, logging_steps=1, report_to=[], save_strategy="no", seed=cfg.seed,
-        temperature=1.0, beta=0.0, use_cpu=not torch.cuda.is_available(), bf16=False, disable_tqdm=True,
+        output_dir=run_dir,
+        num_rephrasings=cfg.num_rephrasings,
+        num_generations=cfg.num_generations,
+        per_device_train_batch_size=2 * pool,
+        max_completion_length=12,
+        max_steps=cfg.rl_steps,
+        learning_rate=cfg.learning_rate,
+        logging_steps=1,
+        report_to=[],
+        save_strategy="no",
+        seed=cfg.seed,
+        temperature=1.0,
+        beta=0.0,
+        use_cpu=not torch.cuda.is_available(),
+        bf16=False,
+        disable_tqdm=True,
     )
     run_train(TrainJob(model=base, data=data_path, template="plain"), config)
     after = sample_accuracy(os.path.join(run_dir, "final"), held_out, cfg.eval_samples, cfg.seed)
     with open(os.path.join(run_dir, "metrics.jsonl"), encoding="utf-8") as f:
         records = [r for r in map(json.loads, f) if "tagrpo/rollouts" in r]
-    summary = {"config": asdict(cfg), "held_out_accuracy_before": before, "held_out_accuracy_after": after,
-               "rollouts": records[-1]["tagrpo/rollouts"] if records else 0}
-    table = Table(title=f"TA-GRPO on the arithmetic world (N={cfg.num_rephrasings}, G={cfg.num_generations}, "
-                        f"seed {cfg.seed})")
+    summary = {
+        "config": asdict(cfg),
+        "held_out_accuracy_before": before,
+        "held_out_accuracy_after": after,
+        "rollouts": records[-1]["tagrpo/rollouts"] if records else 0,
+    }
+    table = Table(
+        title=f"TA-GRPO on the arithmetic world (N={cfg.num_rephrasings}, G={cfg.num_generations}, seed {cfg.seed})"
+    )
     table.add_column("metric")
     table.add_column("first half", justify="right")
     table.add_column("second half", justify="right")
-    for key, label in [("tagrpo/pool/zero_std", "uniform-reward share, pool"),
-                       ("tagrpo/original/zero_std", "uniform-reward share, q0 only (GRPO's view)"),
-                       ("tagrpo/rescued", "rescued questions (q0 uniform, pool mixed)")] + [
-                       (f"tagrpo/reward/variant_{n}", f"mean reward, variant {n}" + (" (q0)" if n == 0 else ""))
-                       for n in range(cfg.num_rephrasings + 1)]:
+    for key, label in [
+        ("tagrpo/pool/zero_std", "uniform-reward share, pool"),
+        ("tagrpo/original/zero_std", "uniform-reward share, q0 only (GRPO's view)"),
+        ("tagrpo/rescued", "rescued questions (q0 uniform, pool mixed)"),
+    ] + [
+        (f"tagrpo/reward/variant_{n}", f"mean reward, variant {n}" + (" (q0)" if n == 0 else ""))
+        for n in range(cfg.num_rephrasings + 1)
+    ]:
         first, second = _mean(records, key, "first"), _mean(records, key, "second")
         summary[key] = {"first_half": first, "second_half": second}
         table.add_row(label, f"{first:.3f}", f"{second:.3f}")
     console.print(table)
-    console.print(f"held-out accuracy on q0 (narrative form), {cfg.eval_samples} samples at T=1: "
-                  f"{before:.3f} -> {after:.3f}   rollouts spent: {summary['rollouts']:.0f}")
+    console.print(
+        f"held-out accuracy on q0 (narrative form), {cfg.eval_samples} samples at T=1: "
+        f"{before:.3f} -> {after:.3f}   rollouts spent: {summary['rollouts']:.0f}"
+    )
     with open(os.path.join(cfg.output_dir, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
     return summary

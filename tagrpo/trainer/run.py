@@ -114,8 +114,12 @@ def format_prompt(text: str, template: str, chat: bool):
 def build_rows(job: TrainJob, num_rephrasings: int, policy: str) -> tuple[list[dict], dict[str, int]]:
     """Load, validate, fit to N rephrasings and format the questions; returns rows and the policy counts."""
     rows = load_questions(
-        job.data, split=job.split, id_field=job.id_field, prompt_field=job.prompt_field,
-        answer_field=job.answer_field, rephrasings_field=job.rephrasings_field,
+        job.data,
+        split=job.split,
+        id_field=job.id_field,
+        prompt_field=job.prompt_field,
+        answer_field=job.answer_field,
+        rephrasings_field=job.rephrasings_field,
     )
     if job.max_questions is not None:
         rows = rows[: job.max_questions]
@@ -146,14 +150,22 @@ def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
     logger.info("rephrasing policy %r: %s", config.rephrasing_policy, counts)
     os.makedirs(config.output_dir, exist_ok=True)
     with open(os.path.join(config.output_dir, "job.json"), "w", encoding="utf-8") as f:
-        json.dump({"job": dataclasses.asdict(job), "rephrasing_counts": counts,
-                   "trainer": config.to_dict()}, f, indent=2, default=str)
+        json.dump(
+            {"job": dataclasses.asdict(job), "rephrasing_counts": counts, "trainer": config.to_dict()},
+            f,
+            indent=2,
+            default=str,
+        )
     tokenizer = AutoTokenizer.from_pretrained(job.model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     trainer = TAGRPOTrainer(
-        model=job.model, reward_funcs=[math_reward], args=config, train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer, callbacks=callbacks,
+        model=job.model,
+        reward_funcs=[math_reward],
+        args=config,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        callbacks=callbacks,
     )
     trainer.train()
     trainer.save_model(os.path.join(config.output_dir, "final"))

@@ -42,23 +42,22 @@ class TAGRPOTrainer(GRPOTrainer):
             raise TypeError(f"TAGRPOTrainer needs args=TAGRPOConfig(...), got {type(args).__name__}")
         _check_rephrasings(train_dataset, args.num_rephrasings)
         super().__init__(model, reward_funcs, args=args, train_dataset=train_dataset, **kwargs)
-        config = args
-        self.num_generations = config.pool_size  # TRL's group (sampler repeats, reward grouping) is the pool
-        if self.use_vllm and self.vllm_importance_sampling_correction and not engine_correction_allowed(
-            config.anchor
-        ):
+        if self.tools or self.environment_factories is not None:
+            raise NotImplementedError("TAGRPOTrainer does not support tools or environments yet")
+        self.num_generations = args.pool_size  # TRL's group (sampler repeats, reward grouping) is the pool
+        if self.use_vllm and self.vllm_importance_sampling_correction and not engine_correction_allowed(args.anchor):
             logger.warning(
                 "anchor=%r: the engine's importance-sampling correction is disabled (it is conditioned on the "
                 "generating prompt, the loss on q0)",
-                config.anchor,
+                args.anchor,
             )
             self.vllm_importance_sampling_correction = False
         self._pending = None
         self._last_rewards = None
         self.rollouts = 0
         self._throughput_mark = (time.perf_counter(), 0)
-        if config.metrics_jsonl:
-            self.add_callback(MetricsLogger(config.output_dir, config.metrics_jsonl))
+        if args.metrics_jsonl:
+            self.add_callback(MetricsLogger(args.output_dir, args.metrics_jsonl))
 
     # ---- step -------------------------------------------------------------------------------------------------
     def _generate_and_score_completions(self, inputs):
@@ -125,7 +124,8 @@ class TAGRPOTrainer(GRPOTrainer):
     def _behavior_logps(self, output, behavior):
         device = self.accelerator.device
         ids, mask = behavior[0].to(device), behavior[1].to(device)  # (R, P), (R, P)
-        completion_ids, completion_mask = output["completion_ids"], output["completion_mask"]  # (R, T), (R, T)
+        completion_ids = output["completion_ids"]  # (R, T)
+        completion_mask = output["completion_mask"]  # (R, T)
         with torch.no_grad():
             logps, _, _ = self._get_per_token_logps_and_entropies(
                 self.model,
