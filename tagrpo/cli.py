@@ -15,11 +15,53 @@ def _train(args) -> None:
     run_train(job, config)
 
 
+def _dataclass_args(parser, cls) -> None:
+    """One ``--flag`` per dataclass field (dashes for underscores); values left unset keep the field default."""
+    for f in dataclasses.fields(cls):
+        flag = f"--{f.name.replace('_', '-')}"
+        if f.type in ("bool", bool):
+            parser.add_argument(flag, dest=f.name, action="store_true", default=None)
+        elif isinstance(f.default, int | float | str):
+            parser.add_argument(flag, dest=f.name, type=type(f.default), help=f"default {f.default}")
+        elif f.default is None and "int" in str(f.type):
+            parser.add_argument(flag, dest=f.name, type=int, help="default: none (or the preset's)")
+        elif f.default is None and "str" in str(f.type):
+            parser.add_argument(flag, dest=f.name, help="default: none")
+
+
+def _values(args, cls) -> dict:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in vars(args).items() if k in names and v is not None}
+
+
 def _demo(args) -> None:
     from tagrpo.toy.demo import DemoConfig, run_demo
 
-    values = {k: v for k, v in vars(args).items() if k in {f.name for f in dataclasses.fields(DemoConfig)}}
-    run_demo(DemoConfig(**{k: v for k, v in values.items() if v is not None}))
+    values = _values(args, DemoConfig)
+    if args.quick:
+        values["preset"] = "quick"
+    run_demo(DemoConfig(**values))
+
+
+def _eval(args) -> None:
+    from tagrpo.evaluation.report import compare_runs
+    from tagrpo.evaluation.run import EvalConfig, run_eval
+
+    values = _values(args, EvalConfig)
+    if values.get("model"):
+        run_eval(EvalConfig(**values))
+        if args.compare:
+            compare_runs([*args.compare, values.get("output_dir", "outputs/eval")], values.get("output_dir"))
+    elif args.compare:
+        compare_runs(args.compare, values.get("output_dir"))
+    else:
+        raise ValueError("give --model to evaluate, or --compare RUN [RUN ...] to compare finished runs")
+
+
+def _toy_pretrain(args) -> None:
+    from tagrpo.toy.pretrain import PretrainConfig, pretrain_base
+
+    pretrain_base(PretrainConfig(**_values(args, PretrainConfig)))
 
 
 def _train_help() -> str:
@@ -33,7 +75,9 @@ def _train_help() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from tagrpo.evaluation.run import EvalConfig
     from tagrpo.toy.demo import DemoConfig
+    from tagrpo.toy.pretrain import PretrainConfig
 
     parser = argparse.ArgumentParser(prog="tagrpo", description="Transformation-Augmented GRPO on TRL")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -46,18 +90,19 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--config", help="flat YAML file of job and trainer keys")
     train.add_argument("overrides", nargs="*", metavar="key=value", help="overrides, parsed as YAML scalars")
     train.set_defaults(func=_train)
-    demo = sub.add_parser("demo", help="the embedded arithmetic world on CPU, end to end")
-    for f in dataclasses.fields(DemoConfig):
-        if f.type in ("bool", bool):
-            demo.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, action="store_true")
-        else:
-            demo.add_argument(
-                f"--{f.name.replace('_', '-')}",
-                dest=f.name,
-                type=type(f.default),
-                help=f"default {f.default}",
-            )
+    demo = sub.add_parser("demo", help="GRPO vs TA-GRPO vs equal-sampling GRPO on the embedded world, on CPU")
+    _dataclass_args(demo, DemoConfig)
+    demo.add_argument("--quick", action="store_true", help="the CI smoke preset (same as --preset quick)")
     demo.set_defaults(func=_demo)
+    ev = sub.add_parser("eval", help="unbiased pass@k and diversity on math benchmarks (resumable)")
+    _dataclass_args(ev, EvalConfig)
+    ev.add_argument("--model", dest="model", help="model directory or hub id to evaluate")
+    ev.add_argument("--compare", nargs="+", metavar="RUN", help="eval output directories to put side by side")
+    ev.set_defaults(func=_eval)
+    toy = sub.add_parser("toy", help="the embedded world's tools").add_subparsers(dest="toy_command", required=True)
+    pre = toy.add_parser("pretrain", help="pretrain (or reuse) the embedded world's base model")
+    _dataclass_args(pre, PretrainConfig)
+    pre.set_defaults(func=_toy_pretrain)
     return parser
 
 

@@ -93,24 +93,20 @@ def test_train_command_names_the_bad_row(model_dirs, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_demo_runs_end_to_end(tmp_path):
-    from tagrpo.toy.demo import DemoConfig, run_demo
-
-    cfg = DemoConfig(
-        output_dir=str(tmp_path),
-        pretrain_steps=3,
-        train_questions=8,
-        rl_steps=1,
-        eval_questions=4,
-        eval_samples=2,
-    )
-    summary = run_demo(cfg)
-    assert summary["rollouts"] == 32  # one step of 2 questions x (3+1) variants x 4 samples
-    assert 0.0 <= summary["held_out_accuracy_after"] <= 1.0
-    assert "tagrpo/pool/zero_std" in summary
-    assert (tmp_path / "summary.json").exists() and (tmp_path / "ta_grpo" / "final" / "config.json").exists()
-    again = run_demo(cfg)  # the base model is reused, not pretrained again
-    assert again["rollouts"] == 32
+def test_quick_demo_runs_end_to_end(tmp_path):
+    code = main(["demo", "--quick", "--output-dir", str(tmp_path)])
+    assert code == 0
+    result = json.loads((tmp_path / "metrics.json").read_text())
+    runs = result["runs"]
+    assert list(runs) == ["base", "grpo", "ta_grpo", "equal_sampling", "ta_grpo_control"]
+    # 6 steps x 4 questions: G=4 for GRPO, (3+1) x 4 for TA-GRPO and for equal-sampling GRPO
+    assert [runs[m]["rollouts"] for m in ("grpo", "ta_grpo", "equal_sampling")] == [96, 384, 384]
+    for name in ("grpo", "ta_grpo"):
+        assert len(runs[name]["steps"]) == 6 and len(runs[name]["curve"]) >= 2
+        assert all(0.0 <= v <= 1.0 for v in runs[name]["pass_at_k"].values())
+    for png in ("uniform_share.png", "pass_at_k.png", "accuracy_vs_rollouts.png"):
+        assert (tmp_path / png).stat().st_size > 10_000
+    assert "## Targets" in (tmp_path / "report.md").read_text()
 
 
 @pytest.mark.parametrize("name", ["ta_grpo_qwen3_1.7b_math.yaml", "grpo_qwen3_1.7b_math.yaml"])

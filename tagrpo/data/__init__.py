@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from tagrpo.data.benchmarks import (
+    BENCHMARK_NAMES,
+    BENCHMARKS,
+    BenchmarkSpec,
+    default_data_dir,
+    load_benchmark,
+    load_gpqa,
+)
 from tagrpo.data.loaders import load_questions, load_rows
 from tagrpo.data.policy import SHORT_POLICIES, fit_rephrasings
 from tagrpo.data.schema import DataProblem, InvalidDataError, ensure_valid, validate_rows
@@ -15,4 +23,10 @@ __all__ = [
     "load_questions",
     "load_rows",
     "validate_rows",
+    "BENCHMARKS",
+    "BENCHMARK_NAMES",
+    "BenchmarkSpec",
+    "default_data_dir",
+    "load_benchmark",
+    "load_gpqa",
 ]

@@ -1,5 +1,59 @@
-"""Verifiable rewards shared by training and evaluation."""
+"""Verifiable rewards shared by training and evaluation.
 
-from tagrpo.rewards.math import extract_boxed, is_correct, math_reward
+``math_reward`` / ``is_correct``: the last boxed answer against the reference under math-verify (gold first);
+``MathReward`` / ``verify_many``: the same in worker processes with a per-answer wall-clock timeout;
+``choice_reward`` / ``is_choice_correct``: a boxed option letter (GPQA-Diamond). ``get_reward(name)`` looks one up
+in ``REWARDS``.
+"""
 
-__all__ = ["extract_boxed", "is_correct", "math_reward"]
+from tagrpo.rewards.choice import choice_reward, extract_choice, is_choice_correct, parse_choice
+from tagrpo.rewards.math import (
+    answers_match,
+    completion_text,
+    extract_boxed,
+    is_correct,
+    math_reward,
+    normalize_answer,
+    strip_units,
+)
+from tagrpo.rewards.parallel import MathReward, VerifierPool, math_reward_parallel, verify_many
+
+REWARDS = {"math": math_reward, "choice": choice_reward}
+CHECKS = {"math": is_correct, "choice": is_choice_correct}  # per-response checks behind the reward functions
+
+
+def get_reward(name: str):
+    """The reward function registered as ``name`` in ``REWARDS``; a ValueError lists the valid names."""
+    from tagrpo.core import check_mode  # here, not at the top: reward workers need not import torch
+
+    return REWARDS[check_mode("reward", name, tuple(REWARDS))]
+
+
+def get_reward_check(name: str):
+    """``check(response, gold) -> bool``, the function behind ``get_reward(name)``, as evaluation uses it."""
+    from tagrpo.core import check_mode
+
+    return CHECKS[check_mode("reward", name, tuple(CHECKS))]
+
+
+__all__ = [
+    "CHECKS",
+    "REWARDS",
+    "MathReward",
+    "VerifierPool",
+    "answers_match",
+    "choice_reward",
+    "completion_text",
+    "extract_boxed",
+    "extract_choice",
+    "get_reward",
+    "get_reward_check",
+    "is_choice_correct",
+    "is_correct",
+    "math_reward",
+    "math_reward_parallel",
+    "normalize_answer",
+    "parse_choice",
+    "strip_units",
+    "verify_many",
+]

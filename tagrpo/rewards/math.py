@@ -1,44 +1,168 @@
-"""The math reward: last ``\\boxed{}`` of a response, checked against the reference with math-verify (gold first)."""
+"""The math reward: last ``\\boxed{}`` of a response, normalised and checked against the reference with math-verify.
+
+``is_correct(response, gold)`` takes the last ``\\boxed{...}`` / ``\\fbox{...}`` (or brace-less ``\\boxed 2``),
+normalises both answers (``normalize_answer``) and compares them gold first, ``verify(parse(gold), parse(pred))``.
+Identical normalised strings are equal without calling sympy. If math-verify says no and either side carries a
+unit or a percent sign (``15\\text{ cm}^2``, ``12 inches``, ``4.2\\%``), the comparison is retried once with
+the units stripped (``strip_units``). A response without a boxed answer scores 0.
+
+Threads: math-verify bounds its work with ``signal.alarm``, which only works in the main thread. Called from
+any other thread, ``is_correct`` runs math-verify with its timeouts disabled (``parsing_timeout=None``,
+``timeout_seconds=None``) rather than raising. That keeps it usable from thread pools, but a pathological
+expression is then not interrupted: to bound every answer's time off the main thread, use
+``tagrpo.rewards.parallel`` (process workers, each the main thread of its own process, plus a wall-clock
+deadline enforced by the parent).
+"""
 
 from __future__ import annotations
 
+import math
+import re
+import threading
+
 from math_verify import parse, verify
+
+_BOX = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
+_BRACELESS = re.compile(r"[ \t]+([^\s$]+)")
+_WRAPPERS = ((r"\(", r"\)"), (r"\[", r"\]"))
+_SUBS = [
+    (re.compile(r"\\[dt]frac(?![A-Za-z])"), r"\\frac"),
+    (re.compile(r"\\(?:displaystyle|left\.|right\.)"), ""),
+    (re.compile(r"\\(?:left|right)(?![A-Za-z])"), ""),
+    (re.compile(r"\\!"), ""),
+    (re.compile(r"(?<=\d)(?:\{,\}|\\,)(?=\d{3}(?!\d))"), ","),
+    (re.compile(r"\{,\}"), ","),
+    (re.compile(r"(\\\\)|\\[,;: ]|~"), lambda m: m.group(1) or " "),  # keeps \\ (a matrix row break)
+    (re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![A-Za-z])"), ""),
+    (re.compile(r"(?<=\d)\s*(?:\\(?:text|mbox|mathrm)\{\s*)?degrees?\}?\s*$"), ""),
+    (re.compile(r"(?<![\w.\\])(\d+(?:\.\d*)?|\.\d+)[eE]([+-]?\d+)(?![\w.])"), r"\1\\times 10^{\2}"),
+    (re.compile(r"(?<=\d)\.(?!\d)"), ""),
+    (re.compile(r"^([+-]?)0+(?=\d+$)"), r"\1"),
+]
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_TEXT_UNIT = re.compile(r"\s*\\(?:text|textrm|mbox|mathrm|operatorname)\s*\{[^{}]*\}(?:\s*\^\s*\{?\d\}?)?\s*$")
+_WORD_UNIT = re.compile(
+    r"\s*(?:sq\.?\s*|square\s+|cubic\s+)?(?:cm|mm|km|meters?|metres?|inch(?:es)?|in\.|feet|foot|ft|yards?|yd|miles?"
+    r"|units?|dollars?|cents?|hours?|hrs?|minutes?|mins?|seconds?|secs?|days?|weeks?|years?|km/h|mph|kg|grams?)"
+    r"(?:\s*\^\s*\{?\d\}?)?\s*$"
+)
+_PERCENT = re.compile(r"\s*\\?%\s*$")
 
 
 def extract_boxed(text: str) -> str | None:
-    """Content of the last ``\\boxed{...}`` (brace-matched) or ``\\boxed x`` in ``text``; None if there is none."""
-    start = text.rfind("\\boxed")
-    while start != -1:
-        rest = text[start + len("\\boxed") :]
-        if rest.startswith("{"):
-            depth = 0
-            for i, ch in enumerate(rest):
-                depth += (ch == "{") - (ch == "}")
-                if depth == 0:
-                    return rest[1:i].strip()
-        elif rest[:1] == " " and rest.strip():
-            return rest.strip().split()[0].rstrip("$.")
-        start = text.rfind("\\boxed", 0, start)
+    """Content of the last complete ``\\boxed{...}`` / ``\\fbox{...}`` (brace-matched) or ``\\boxed x``.
+
+    Escaped braces (``\\{``, ``\\}``) do not count. A box whose braces never close is skipped in favour of an
+    earlier complete one. Returns None if the text has no complete box.
+    """
+    for match in reversed(list(_BOX.finditer(text))):
+        rest = text[match.end() :]
+        stripped = rest.lstrip()
+        if stripped.startswith("{"):
+            content = _brace_content(stripped)
+            if content is not None:
+                return content.strip()
+            continue
+        braceless = _BRACELESS.match(rest)
+        if braceless and braceless.group(1).rstrip(".,;"):
+            return braceless.group(1).rstrip(".,;")
     return None
 
 
-def _parse(answer: str):
-    return parse(f"${answer}$", parsing_timeout=5)
+def _brace_content(text: str) -> str | None:
+    """``text`` starts with ``{``: the content up to the matching ``}``, or None if it never closes."""
+    depth, i = 0, 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        depth += (ch == "{") - (ch == "}")
+        if depth == 0:
+            return text[1:i]
+        i += 1
+    return None
 
 
-def is_correct(response: str, gold) -> bool:
-    """Whether the last boxed answer of ``response`` equals ``gold`` under math-verify."""
-    predicted = extract_boxed(response)
-    if predicted is None or gold is None:
-        return False
-    gold_parsed = _parse(str(gold))
-    pred_parsed = _parse(predicted)
+def normalize_answer(answer) -> str:
+    """A canonical string for a final answer, before math-verify parses it.
+
+    Drops ``$``/``\\(``/``\\[`` wrappers and a final period, ``\\left``/``\\right``, ``\\!`` and ``\\displaystyle``;
+    ``\\dfrac``/``\\tfrac`` become ``\\frac``; degree marks go; ``1{,}000`` and ``1,000`` become ``1000`` when the
+    whole answer is one such number; ``4.5e33`` becomes ``4.5\\times 10^{33}``; ``-1./3`` becomes ``-1/3``;
+    leading zeros of integers go (AIME's ``025``). Numbers (AMC's float golds) are written without a spurious
+    ``.0``.
+    """
+    if isinstance(answer, float) and answer.is_integer():
+        answer = int(answer)
+    s = str(answer).strip().replace("\\$", "").replace("$", "").strip()
+    for left, right in _WRAPPERS:
+        if s.startswith(left) and s.endswith(right):
+            s = s[len(left) : -len(right)].strip()
+    s = s.rstrip(". ").strip()
+    for pattern, repl in _SUBS:
+        s = pattern.sub(repl, s)
+    s = s.strip()
+    if _THOUSANDS.fullmatch(s):
+        s = s.replace(",", "")
+    return s
+
+
+def strip_units(answer: str) -> str:
+    """``answer`` without trailing units (``\\text{ cm}^2``, ``12 inches``) or percent sign, if a number precedes."""
+    s = answer
+    while True:
+        stripped = _PERCENT.sub("", _WORD_UNIT.sub("", _TEXT_UNIT.sub("", s)))
+        if stripped == s or not re.search(r"[\d}]\s*$", stripped):
+            return s
+        s = stripped
+
+
+def _timeouts(seconds: float | None) -> int | None:
+    """math-verify's timeout: whole seconds in the main thread, None (disabled) anywhere else."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return max(1, math.ceil(seconds))
+
+
+def _equivalent(gold: str, pred: str, timeout: int | None) -> bool:
+    if gold == pred:
+        return True
+    gold_parsed = parse(f"${gold}$", parsing_timeout=timeout)
+    pred_parsed = parse(f"${pred}$", parsing_timeout=timeout)
     if not gold_parsed or not pred_parsed:
-        return predicted.strip() == str(gold).strip()
-    return bool(verify(gold_parsed, pred_parsed, timeout_seconds=5))
+        return False
+    return bool(verify(gold_parsed, pred_parsed, timeout_seconds=timeout))
 
 
-def _text(completion) -> str:
+def answers_match(gold, predicted: str, timeout: float | None = 5) -> bool:
+    """Whether the final answer ``predicted`` equals ``gold`` (gold first), after ``normalize_answer``."""
+    gold_n, pred_n = normalize_answer(gold), normalize_answer(predicted)
+    if not gold_n or not pred_n:
+        return False
+    seconds = _timeouts(timeout)
+    if _equivalent(gold_n, pred_n, seconds):
+        return True
+    gold_u, pred_u = strip_units(gold_n), strip_units(pred_n)
+    return (gold_u, pred_u) != (gold_n, pred_n) and _equivalent(gold_u, pred_u, seconds)
+
+
+def is_correct(response: str, gold, timeout: float | None = 5) -> bool:
+    """Whether the last boxed answer of ``response`` equals ``gold`` under math-verify.
+
+    ``timeout`` bounds each math-verify parse and comparison (whole seconds, via ``signal.alarm``) in the main
+    thread; off the main thread, or with ``timeout=None``, math-verify runs without timeouts (see the module doc).
+    """
+    if gold is None or response is None:
+        return False
+    predicted = extract_boxed(response)
+    if predicted is None:
+        return False
+    return answers_match(gold, predicted, timeout)
+
+
+def completion_text(completion) -> str:
+    """The text of a TRL completion: a string, or the last message of a chat list."""
     if isinstance(completion, list):  # conversational: [{"role": "assistant", "content": ...}]
         return completion[-1]["content"]
     return completion
@@ -46,4 +170,4 @@ def _text(completion) -> str:
 
 def math_reward(completions, answer, **kwargs) -> list[float]:
     """TRL reward function: 1.0 when the response's last boxed answer matches ``answer``, else 0.0."""
-    return [float(is_correct(_text(c), a)) for c, a in zip(completions, answer, strict=True)]
+    return [float(is_correct(completion_text(c), a)) for c, a in zip(completions, answer, strict=True)]

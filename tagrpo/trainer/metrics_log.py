@@ -7,6 +7,7 @@ import math
 import os
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from transformers import TrainerCallback
 
 CONSOLE_KEYS = (
@@ -27,7 +28,8 @@ def _clean(value):
 
 
 class MetricsLogger(TrainerCallback):
-    """Append every log of the main process to ``output_dir/filename`` (flushed, so a crash loses nothing)."""
+    """Append every log of the main process to ``output_dir/filename`` (flushed, so a crash loses nothing) and
+    print a compact line of the TA-GRPO diagnostics."""
 
     def __init__(self, output_dir: str, filename: str = "metrics.jsonl", console: Console | None = None):
         self.path = os.path.join(output_dir, filename)
@@ -44,3 +46,34 @@ class MetricsLogger(TrainerCallback):
         shown = [f"{label}={logs[key]:.4g}" for key, label in CONSOLE_KEYS if isinstance(logs.get(key), float | int)]
         if shown:
             self.console.print(f"[bold]step {state.global_step}[/bold] " + "  ".join(shown))
+
+
+class RichProgress(TrainerCallback):
+    """A rich progress bar over the optimizer steps (replaces transformers' tqdm bar and its dict printing)."""
+
+    def __init__(self, console: Console | None = None):
+        self.console = console or Console(stderr=True)
+        self.progress = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            self.progress = Progress(
+                TextColumn("[bold]training"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.progress.start()
+            self.task = self.progress.add_task("train", total=state.max_steps)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.progress is not None:
+            self.progress.update(self.task, completed=state.global_step)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None

@@ -18,16 +18,12 @@ import yaml
 
 from tagrpo.core import check_mode
 from tagrpo.data import fit_rephrasings, load_questions
+from tagrpo.data.prompts import TEMPLATES, format_prompt
+from tagrpo.rewards import REWARDS, get_reward
 from tagrpo.trainer.config import TAGRPOConfig
 
 logger = logging.getLogger(__name__)
 
-PAPER_INSTRUCTION = (
-    "You FIRST think about the reasoning process step by step and then provide the user with the answer. "
-    "Please enclose your final answer in the box: \\boxed{}."
-)
-TEMPLATES = {"paper": PAPER_INSTRUCTION + "\n{question}", "plain": "{question}"}
-REWARDS = ("math",)
 
 
 @dataclass
@@ -43,7 +39,7 @@ class TrainJob:
     rephrasings_field: str = field(default="rephrasings", metadata={"help": "Column holding the rephrasings."})
     template: str = field(default="paper", metadata={"help": f"Prompt template; one of {tuple(TEMPLATES)}."})
     chat_template: bool = field(default=False, metadata={"help": "Send prompts as a user message (chat)."})
-    reward: str = field(default="math", metadata={"help": f"Reward function; one of {REWARDS}."})
+    reward: str = field(default="math", metadata={"help": f"Reward function; one of {tuple(REWARDS)}."})
     max_questions: int | None = field(default=None, metadata={"help": "Keep only the first K questions."})
 
 
@@ -59,7 +55,7 @@ def split_config(values: dict) -> tuple[TrainJob, TAGRPOConfig]:
         raise ValueError(f"config lacks required keys: {', '.join(missing)}")
     job = TrainJob(**{k: v for k, v in values.items() if k in job_keys})
     check_mode("template", job.template, tuple(TEMPLATES))
-    check_mode("reward", job.reward, REWARDS)
+    check_mode("reward", job.reward, tuple(REWARDS))
     trainer_values = {k: v for k, v in values.items() if k in cfg_keys}
     if not torch.cuda.is_available():
         trainer_values.setdefault("use_cpu", True)
@@ -106,11 +102,6 @@ def load_config(path: str | None, overrides: list[str]) -> dict:
     return values
 
 
-def format_prompt(text: str, template: str, chat: bool):
-    body = TEMPLATES[template].replace("{question}", text)
-    return [{"role": "user", "content": body}] if chat else body
-
-
 def build_rows(job: TrainJob, num_rephrasings: int, policy: str) -> tuple[list[dict], dict[str, int]]:
     """Load, validate, fit to N rephrasings and format the questions; returns rows and the policy counts."""
     rows = load_questions(
@@ -141,7 +132,6 @@ def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
     from datasets import Dataset
     from transformers import AutoTokenizer
 
-    from tagrpo.rewards import math_reward
     from tagrpo.trainer.trainer import TAGRPOTrainer
 
     rows, counts = build_rows(job, config.num_rephrasings, config.rephrasing_policy)
@@ -161,7 +151,7 @@ def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
         tokenizer.pad_token = tokenizer.eos_token
     trainer = TAGRPOTrainer(
         model=job.model,
-        reward_funcs=[math_reward],
+        reward_funcs=[get_reward(job.reward)],
         args=config,
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,

@@ -26,14 +26,17 @@ import time
 
 import torch
 from accelerate.utils import gather_object
+from rich.console import Console
+from transformers.trainer_callback import PrinterCallback, ProgressCallback
 from trl import GRPOTrainer
 from trl.trainer.utils import pad
 
 from tagrpo.core import engine_correction_allowed, group_diagnostics, pooled_advantages, select_prompt_tokens
 from tagrpo.trainer.config import TAGRPOConfig
-from tagrpo.trainer.metrics_log import MetricsLogger
+from tagrpo.trainer.metrics_log import MetricsLogger, RichProgress
 
 logger = logging.getLogger(__name__)
+_CONSOLE = Console(stderr=True)
 
 
 class TAGRPOTrainer(GRPOTrainer):
@@ -57,7 +60,12 @@ class TAGRPOTrainer(GRPOTrainer):
         self.rollouts = 0
         self._throughput_mark = (time.perf_counter(), 0)
         if args.metrics_jsonl:
-            self.add_callback(MetricsLogger(args.output_dir, args.metrics_jsonl))
+            self.add_callback(MetricsLogger(args.output_dir, args.metrics_jsonl, console=_CONSOLE))
+            # The compact line above and metrics.jsonl replace transformers' printing of every log dict.
+            self.remove_callback(PrinterCallback)
+            self.remove_callback(ProgressCallback)
+            if not args.disable_tqdm:
+                self.add_callback(RichProgress(console=_CONSOLE))
 
     # ---- step -------------------------------------------------------------------------------------------------
     def _generate_and_score_completions(self, inputs):

@@ -1,0 +1,78 @@
+"""Generation engines for evaluation: vLLM when it is installed and a GPU is present, else transformers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from tagrpo.core import check_mode
+
+ENGINES = ("auto", "vllm", "transformers")
+
+
+def vllm_available() -> bool:
+    try:
+        import vllm  # noqa: F401
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+class TransformersEngine:
+    """Batched ``generate`` with transformers (CPU or GPU)."""
+
+    def __init__(self, model_path: str, batch_size: int = 256, dtype: str = "auto"):
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device).eval()
+        self.batch_size = batch_size
+
+    def generate(
+        self, prompts: Sequence[str], n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+    ) -> list[list[str]]:
+        from tagrpo.evaluation.sampling import sample_responses
+
+        return sample_responses(
+            self.model,
+            self.tokenizer,
+            prompts,
+            n,
+            temperature=temperature,
+            top_p=top_p,
+            max_new_tokens=max_new_tokens,
+            batch_size=self.batch_size,
+            seed=seed,
+            progress=False,
+        )
+
+
+class VLLMEngine:
+    """vLLM offline inference; one ``SamplingParams(n=...)`` request per prompt."""
+
+    def __init__(self, model_path: str, gpu_memory_utilization: float = 0.9):
+        from vllm import LLM
+
+        self.llm = LLM(model=model_path, gpu_memory_utilization=gpu_memory_utilization)
+        self.tokenizer = self.llm.get_tokenizer()
+
+    def generate(
+        self, prompts: Sequence[str], n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+    ) -> list[list[str]]:
+        from vllm import SamplingParams
+
+        params = SamplingParams(n=n, temperature=temperature, top_p=top_p, max_tokens=max_new_tokens, seed=seed)
+        outputs = self.llm.generate(list(prompts), params, use_tqdm=False)
+        return [[c.text for c in out.outputs] for out in outputs]
+
+
+def make_engine(name: str, model_path: str, batch_size: int = 256):
+    """``auto`` picks vLLM when it is installed and a GPU is present, transformers otherwise."""
+    check_mode("engine", name, ENGINES)
+    if name == "vllm" or (name == "auto" and vllm_available()):
+        return VLLMEngine(model_path)
+    return TransformersEngine(model_path, batch_size=batch_size)

@@ -1,0 +1,170 @@
+"""``tagrpo eval``: unbiased pass@k per benchmark and averaged, resumable, with diversity diagnostics.
+
+Per benchmark, ``output_dir/<benchmark>/counts.jsonl`` receives one line per finished question (``id``, ``n``,
+``correct``, diversity numbers), appended and flushed chunk by chunk: a crash loses at most the chunk in flight,
+a torn last line is dropped, and a rerun skips the questions already there. pass@k is recomputed from that file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from tagrpo.core import pass_at_k
+from tagrpo.data.jsonl import append_jsonl, read_jsonl
+from tagrpo.data.prompts import TEMPLATES, render_prompt
+from tagrpo.evaluation.diversity import distinct_ngrams, mean_pairwise_cosine_distance
+
+
+@dataclass
+class EvalConfig:
+    """Settings of ``tagrpo eval``."""
+
+    model: str
+    benchmarks: str = "aime24,aime25,amc23,olympiadbench,minerva,math500"
+    output_dir: str = "outputs/eval"
+    data_dir: str | None = None
+    n: int = 32
+    k: str = "1,2,4,8,16,32"
+    temperature: float = 0.6
+    top_p: float = 0.95
+    max_new_tokens: int = 3072
+    template: str = "paper"
+    chat_template: bool = False
+    engine: str = "auto"
+    batch_size: int = 256
+    chunk_questions: int = 16
+    limit: int | None = None
+    seed: int = 0
+    embedder: str = "none"
+
+    def __post_init__(self):
+        from tagrpo.core import check_mode
+        from tagrpo.evaluation.engines import ENGINES
+
+        check_mode("template", self.template, tuple(TEMPLATES))
+        check_mode("engine", self.engine, ENGINES)
+        _ = self.ks
+
+    @property
+    def ks(self) -> list[int]:
+        ks = sorted({int(k) for k in str(self.k).split(",") if k.strip()})
+        if not ks or ks[0] < 1 or ks[-1] > self.n:
+            raise ValueError(f"k={self.k!r}: every k must be between 1 and n={self.n}")
+        return ks
+
+    @property
+    def benchmark_list(self) -> list[str]:
+        return [b.strip() for b in self.benchmarks.split(",") if b.strip()]
+
+
+def load_eval_rows(name: str, data_dir: str | None, limit: int | None) -> list[dict]:
+    """Rows ``{id, question, answer, reward}``; ``toy_world`` is the embedded world's built-in benchmark."""
+    if name == "toy_world":
+        from tagrpo.toy.world import question_rows
+
+        rows = [
+            {"id": r["id"], "question": r["prompt"], "answer": r["answer"], "reward": "math"}
+            for r in question_rows(64, seed=2000, num_rephrasings=0)
+        ]
+    else:
+        from tagrpo.data.benchmarks import load_benchmark
+
+        rows = load_benchmark(name, data_dir=data_dir)
+    return rows[:limit] if limit else rows
+
+
+def _diversity(responses: list[str], correct: list[bool], embedder) -> dict:
+    out = {"lexical_diversity": distinct_ngrams(responses, 2, "word")}
+    if embedder is not None and responses:
+        emb = embedder(responses)  # (S, D)
+        out["embed_diversity"] = mean_pairwise_cosine_distance(emb)
+        keep = [i for i, c in enumerate(correct) if c]
+        out["embed_diversity_correct"] = mean_pairwise_cosine_distance(emb[keep]) if len(keep) > 1 else None
+    return out
+
+
+def evaluate_benchmark(name: str, cfg: EvalConfig, engine, embedder, console: Console) -> dict:
+    from tagrpo.rewards import get_reward_check
+
+    rows = load_eval_rows(name, cfg.data_dir, cfg.limit)
+    path = os.path.join(cfg.output_dir, name, "counts.jsonl")
+    done = {r["id"]: r for r in read_jsonl(path, repair=True)}
+    todo = [r for r in rows if str(r["id"]) not in done]
+    if done:
+        console.print(f"{name}: resuming, {len(done)} of {len(rows)} questions already done")
+    with Progress(
+        TextColumn(f"[bold]{name}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(name, total=len(rows), completed=len(rows) - len(todo))
+        for start in range(0, len(todo), cfg.chunk_questions):
+            chunk = todo[start : start + cfg.chunk_questions]
+            prompts = [render_prompt(r["question"], engine.tokenizer, cfg.template, cfg.chat_template) for r in chunk]
+            responses = engine.generate(
+                prompts, cfg.n, cfg.temperature, cfg.top_p, cfg.max_new_tokens, cfg.seed + start
+            )
+            lines = []
+            for row, texts in zip(chunk, responses, strict=True):
+                check = get_reward_check(row.get("reward", "math"))
+                correct = [check(t, row["answer"]) for t in texts]
+                lines.append(
+                    {
+                        "id": str(row["id"]),
+                        "n": len(texts),
+                        "correct": int(sum(correct)),
+                        **_diversity(texts, correct, embedder),
+                    }
+                )
+            append_jsonl(path, lines)
+            done.update({line["id"]: line for line in lines})
+            bar.update(task, advance=len(chunk))
+    records = [done[str(r["id"])] for r in rows]
+    return summarize_counts(records, cfg.ks)
+
+
+def summarize_counts(records: list[dict], ks: list[int]) -> dict:
+    """pass@k (mean over questions) and mean diversity from per-question count records."""
+    n = np.array([r["n"] for r in records])
+    c = np.array([r["correct"] for r in records])
+    out = {"questions": len(records), "samples_per_question": int(n.min()) if len(n) else 0}
+    out["pass_at_k"] = {str(k): float(pass_at_k(n, c, k).mean()) for k in ks if len(n) and k <= n.min()}
+    for key in ("lexical_diversity", "embed_diversity", "embed_diversity_correct"):
+        values = [r[key] for r in records if r.get(key) is not None]
+        if values:
+            out[key] = float(np.mean(values))
+    return out
+
+
+def run_eval(cfg: EvalConfig, console: Console | None = None) -> dict:
+    from tagrpo.evaluation.engines import make_engine
+    from tagrpo.evaluation.report import write_eval_report
+
+    console = console or Console()
+    os.makedirs(cfg.output_dir, exist_ok=True)
+    engine = make_engine(cfg.engine, cfg.model, batch_size=cfg.batch_size)
+    embedder = None
+    if cfg.embedder != "none":
+        from tagrpo.evaluation.embed import Embedder
+
+        embedder = Embedder(cfg.embedder)
+    results = {name: evaluate_benchmark(name, cfg, engine, embedder, console) for name in cfg.benchmark_list}
+    average = {
+        str(k): float(np.mean([r["pass_at_k"][str(k)] for r in results.values()]))
+        for k in cfg.ks
+        if all(str(k) in r["pass_at_k"] for r in results.values())
+    }
+    report = {"config": asdict(cfg), "benchmarks": results, "average": {"pass_at_k": average}}
+    with open(os.path.join(cfg.output_dir, "report.json"), "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=2)
+    write_eval_report(cfg.output_dir, report, console)
+    return report

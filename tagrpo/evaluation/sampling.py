@@ -1,0 +1,65 @@
+"""Sampling n responses per prompt with transformers ``generate``, and scoring them into pass@k."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from rich.progress import Progress
+
+from tagrpo.core import pass_at_k
+
+
+@torch.no_grad()
+def sample_responses(
+    model,
+    tokenizer,
+    prompts: Sequence[str],
+    n: int,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    max_new_tokens: int = 64,
+    batch_size: int = 256,
+    seed: int = 0,
+    progress: bool = True,
+) -> list[list[str]]:
+    """``n`` sampled responses to each prompt, as a list (per prompt) of lists (per sample) of strings.
+
+    Prompts are left-padded and generated in batches of about ``batch_size`` rows (prompts x samples).
+    """
+    was_training = model.training
+    model.eval()
+    torch.manual_seed(seed)
+    per_batch = max(1, batch_size // n)
+    out: list[list[str]] = []
+    with Progress(transient=True, disable=not progress) as bar:
+        task = bar.add_task(f"sampling {n} per prompt", total=len(prompts))
+        for start in range(0, len(prompts), per_batch):
+            chunk = list(prompts[start : start + per_batch])
+            enc = tokenizer(chunk, return_tensors="pt", padding=True, padding_side="left").to(model.device)
+            generated = model.generate(
+                **enc,
+                do_sample=True,
+                temperature=temperature,
+                top_p=top_p,
+                top_k=0,
+                max_new_tokens=max_new_tokens,
+                num_return_sequences=n,
+                pad_token_id=tokenizer.pad_token_id,
+            )  # (len(chunk) * n, P + T)
+            texts = tokenizer.batch_decode(generated[:, enc["input_ids"].size(1) :], skip_special_tokens=True)
+            out.extend(texts[i * n : (i + 1) * n] for i in range(len(chunk)))
+            bar.update(task, advance=len(chunk))
+    model.train(was_training)
+    return out
+
+
+def correct_counts(responses: list[list[str]], answers: Sequence, is_correct: Callable[[str, str], bool]) -> np.ndarray:
+    """(Q,) number of correct responses per question."""
+    return np.array([sum(is_correct(r, a) for r in rs) for rs, a in zip(responses, answers, strict=True)])
+
+
+def pass_at_k_curve(counts: np.ndarray, n: int, ks: Sequence[int]) -> dict[int, float]:
+    """Mean unbiased pass@k over questions for every k in ``ks`` (k <= n)."""
+    return {int(k): float(pass_at_k(np.full_like(counts, n), counts, k).mean()) for k in ks}

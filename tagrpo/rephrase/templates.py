@@ -1,0 +1,116 @@
+"""Prompt templates of the transformation types, the type plan of N rephrasings, and the template hash.
+
+A template is the user message sent for one transformation; ``{question}`` marks where the original question goes
+(substituted literally, so LaTeX braces need no escaping). A YAML or JSON file mapping type -> template replaces
+the defaults of the types it names; its optional ``system`` key replaces the system message. The hash of the
+system message and a type's template is part of that type's cache key: editing a template redoes its requests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from tagrpo.core.modes import check_mode
+
+TRANSFORM_TYPES = ("paraphrase", "rename", "format", "reorder")
+PLACEHOLDER = "{question}"
+SYSTEM = (
+    "You rewrite math problems into equivalent forms. The rewritten problem must have exactly the same answer as"
+    " the original. Never solve the problem, never add hints, and reply with the rewritten problem only."
+)
+_KEEP = "Keep every number, quantity, condition and the question being asked, so that the answer does not change."
+_TAIL = "Do not solve it. Reply with the rewritten problem only.\n\n<question>\n" + PLACEHOLDER + "\n</question>"
+DEFAULT_TEMPLATES: dict[str, str] = {
+    "paraphrase": (
+        "Paraphrase the math problem below: say the same thing in different words and sentence structure. Keep"
+        f" every variable and mathematical expression exactly as written. {_KEEP} {_TAIL}"
+    ),
+    "rename": (
+        "Rewrite the math problem below with its variables and named entities renamed: give each single-letter"
+        " variable another letter and each person, object or place another name, consistently everywhere. Apart"
+        f" from the renamed symbols, keep every expression as written. {_KEEP} {_TAIL}"
+    ),
+    "format": (
+        "Rewrite the math problem below in another format: for example, write symbols in words or words as symbols,"
+        " turn prose into a list of the given facts followed by the question (or a list into prose), or write LaTeX"
+        f" as plain text (or plain text as LaTeX). {_KEEP} {_TAIL}"
+    ),
+    "reorder": (
+        "Rewrite the math problem below with the given information in another order: for example, ask the question"
+        " first and give the facts after it, or state the facts in a different sequence. Do not change any fact,"
+        f" number or expression. {_KEEP} {_TAIL}"
+    ),
+}
+
+
+def parse_types(types: str | None) -> tuple[str, ...]:
+    """The comma list of transformation types (default: all four, in the order of ``TRANSFORM_TYPES``)."""
+    if types is None or not types.strip():
+        return TRANSFORM_TYPES
+    names = tuple(t.strip() for t in types.split(",") if t.strip())
+    for name in names:
+        check_mode("types", name, TRANSFORM_TYPES)
+    if len(set(names)) != len(names):
+        raise ValueError(f"types={types!r} names a type twice; N rephrasings cycle through the list already")
+    return names
+
+
+def type_plan(n: int, types: str | None = None) -> list[tuple[str, int]]:
+    """``(type, variant)`` of each of the N rephrasings: the types in order, cycling when N exceeds them.
+
+    ``variant`` counts earlier slots of the same type (0 the first time), so ``n=5`` with the default types gives
+    ``paraphrase/0, rename/0, format/0, reorder/0, paraphrase/1``.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be an int >= 1, got {n!r}")
+    names = parse_types(types)
+    return [(names[i % len(names)], i // len(names)) for i in range(n)]
+
+
+def load_templates(path: str | None = None) -> tuple[str, dict[str, str]]:
+    """``(system message, type -> template)``: the defaults, updated from a YAML or JSON file when given."""
+    system, templates = SYSTEM, dict(DEFAULT_TEMPLATES)
+    if path is None:
+        return system, templates
+    text = Path(path).read_text(encoding="utf-8")
+    if Path(path).suffix.lower() == ".json":
+        data = json.loads(text)
+    else:
+        import yaml
+
+        data = yaml.safe_load(text)
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{path}: expected a mapping of type -> template, got {type(data).__name__}")
+    for name, template in data.items():
+        if name != "system":
+            check_mode(f"{path}: template type", str(name), TRANSFORM_TYPES)
+        if not isinstance(template, str) or not template.strip():
+            raise ValueError(f"{path}: template {name!r} must be a non-empty string")
+        if name == "system":
+            system = template
+        elif PLACEHOLDER not in template:
+            raise ValueError(f"{path}: template {name!r} has no {PLACEHOLDER} placeholder")
+        else:
+            templates[str(name)] = template
+    return system, templates
+
+
+def template_hash(system: str, template: str) -> str:
+    """The first 16 hex digits of the SHA-256 of the system message and the template."""
+    return hashlib.sha256(f"{system}\0{template}".encode()).hexdigest()[:16]
+
+
+def build_messages(system: str, template: str, question: str) -> list[dict[str, str]]:
+    """The chat messages of one rephrasing request."""
+    return [{"role": "system", "content": system}, {"role": "user", "content": template.replace(PLACEHOLDER, question)}]
+
+
+SOLVER_PROMPT = "Solve the following problem. Put the final answer inside \\boxed{}.\n\n" + PLACEHOLDER
+
+
+def solver_messages(question: str) -> list[dict[str, str]]:
+    """The chat messages that ask a solver model to answer a rephrasing."""
+    return [{"role": "user", "content": SOLVER_PROMPT.replace(PLACEHOLDER, question)}]

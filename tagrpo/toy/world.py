@@ -1,0 +1,147 @@
+"""The embedded world: two-step arithmetic word problems in several equivalent surface forms.
+
+A problem is "someone has ``a`` things, gets ``b`` more and gives ``c`` away; how many now?", answer
+``a + b - c`` with single-digit ``a, b, c`` and a non-negative answer. Every problem renders in the forms below;
+all of them parse back to the same ``(a, b, c)`` (the tests check this), so every rephrasing is equivalent by
+construction. What differs is how often each form appears in the pretraining corpus, hence how hard the
+pretrained model finds it: the premise of TA-GRPO holds by construction and can also be switched off (the
+``renamed`` control, which changes only names and items).
+
+Forms:
+- ``symbolic``: ``3+5-2=``
+- ``words``: ``three plus five minus two =`` (number words)
+- ``narrative``: ``Tom has 3 apples, gets 5 more and gives 2 away. How many apples?``
+- ``reordered``: the narrative with the facts in another order
+- ``spelled``: the narrative with number words (absent from the pretraining corpus: the hard original form)
+
+The ``main`` rephrasing plan turns a ``spelled`` original into symbolic, narrative and words renderings; the
+``control`` plan only renames the person and the item, keeping the original's form and so its difficulty.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+NAMES = ("Tom", "Ann", "Raj", "Mia", "Leo", "Zoe", "Sam", "Ivy")
+ITEMS = ("apples", "pears", "coins", "books", "shells", "cards", "pens", "stones")
+FORMS = ("symbolic", "words", "narrative", "reordered", "spelled")
+NARRATIVE_FORMS = ("narrative", "reordered", "spelled")
+PLANS = {
+    "main": ("symbolic", "narrative", "words"),
+    "control": ("renamed",),
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    a: int
+    b: int
+    c: int
+    name: str = "Tom"
+    item: str = "apples"
+
+    @property
+    def answer(self) -> int:
+        return self.a + self.b - self.c
+
+    def solution(self) -> str:
+        """The step-by-step solution the model learns: `` 3+5=8; 8-2=6. \\boxed{6}``."""
+        s = self.a + self.b
+        return f" {self.a}+{self.b}={s}; {s}-{self.c}={self.answer}. \\boxed{{{self.answer}}}"
+
+    def renamed(self, k: int) -> Problem:
+        """The same numbers with the k-th other person and item (k >= 1)."""
+        name = NAMES[(NAMES.index(self.name) + k) % len(NAMES)]
+        item = ITEMS[(ITEMS.index(self.item) + k) % len(ITEMS)]
+        return Problem(self.a, self.b, self.c, name, item)
+
+
+def sample_problem(rng: random.Random) -> Problem:
+    a, b = rng.randrange(10), rng.randrange(10)
+    c = rng.randrange(min(9, a + b) + 1)
+    return Problem(a, b, c, rng.choice(NAMES), rng.choice(ITEMS))
+
+
+def render(p: Problem, form: str) -> str:
+    """The question in one surface form."""
+    if form == "symbolic":
+        return f"{p.a}+{p.b}-{p.c}="
+    if form == "words":
+        return f"{WORDS[p.a]} plus {WORDS[p.b]} minus {WORDS[p.c]} ="
+    if form == "narrative":
+        return f"{p.name} has {p.a} {p.item}, gets {p.b} more and gives {p.c} away. How many {p.item}?"
+    if form == "reordered":
+        return f"{p.name} gets {p.b} {p.item} and gives {p.c} away, having had {p.a}. How many {p.item}?"
+    if form == "spelled":
+        return (
+            f"{p.name} has {WORDS[p.a]} {p.item}, gets {WORDS[p.b]} more and gives {WORDS[p.c]} away. "
+            f"How many {p.item}?"
+        )
+    raise ValueError(f"form={form!r} is not valid; expected one of: {', '.join(map(repr, FORMS))}")
+
+
+_NUM = r"(\d|" + "|".join(WORDS) + r")"
+_PATTERNS = [
+    (re.compile(rf"^{_NUM}\+{_NUM}-{_NUM}=$"), (0, 1, 2)),
+    (re.compile(rf"^{_NUM} plus {_NUM} minus {_NUM} =$"), (0, 1, 2)),
+    (re.compile(rf"^\w+ has {_NUM} \w+, gets {_NUM} more and gives {_NUM} away\. How many \w+\?$"), (0, 1, 2)),
+    (re.compile(rf"^\w+ gets {_NUM} \w+ and gives {_NUM} away, having had {_NUM}\. How many \w+\?$"), (2, 0, 1)),
+]
+
+
+def parse(text: str) -> tuple[int, int, int]:
+    """Recover ``(a, b, c)`` from any rendering; raises ValueError on anything else."""
+    for pattern, order in _PATTERNS:
+        m = pattern.match(text)
+        if m:
+            values = [int(v) if v.isdigit() else WORDS.index(v) for v in m.groups()]
+            return tuple(values[i] for i in order)
+    raise ValueError(f"not a rendering of this world: {text!r}")
+
+
+def rephrase(p: Problem, num_rephrasings: int, plan: str = "main", original: str = "spelled") -> list[str]:
+    """The rule-based rephraser: N renderings that cycle through the plan's forms.
+
+    ``renamed`` keeps the ``original`` form and swaps in the n-th other person and item (n = 1..N, all distinct).
+    """
+    if plan not in PLANS:
+        raise ValueError(f"plan={plan!r} is not valid; expected one of: {', '.join(map(repr, PLANS))}")
+    if plan == "control" and original not in NARRATIVE_FORMS:
+        raise ValueError(f"the control plan renames entities, which a {original!r} original does not have")
+    forms = PLANS[plan]
+    out = []
+    for n in range(num_rephrasings):
+        form = forms[n % len(forms)]
+        out.append(render(p.renamed(n + 1), original) if form == "renamed" else render(p, form))
+    return out
+
+
+def question_rows(count: int, seed: int, num_rephrasings: int = 3, plan: str = "main", original: str = "spelled"):
+    """Rows for ``tagrpo train``: ``id``, ``prompt`` (q0 in the ``original`` form), ``answer``, ``rephrasings``."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(count):
+        p = sample_problem(rng)
+        rows.append(
+            {
+                "id": f"w{seed}-{i}",
+                "prompt": render(p, original),
+                "answer": str(p.answer),
+                "rephrasings": rephrase(p, num_rephrasings, plan, original),
+            }
+        )
+    return rows
+
+
+def corpus(count: int, seed: int, mix: dict[str, float]) -> list[tuple[str, str]]:
+    """(question, solution) pairs for pretraining, the forms drawn with the weights of ``mix``."""
+    rng = random.Random(seed)
+    forms, weights = zip(*mix.items(), strict=True)
+    pairs = []
+    for _ in range(count):
+        p = sample_problem(rng)
+        pairs.append((render(p, rng.choices(forms, weights)[0]), p.solution()))
+    return pairs
