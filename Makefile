@@ -8,7 +8,7 @@ TORCH_VERSION ?= 2.13.0
 TORCH_CPU_INDEX ?=
 HAS_CUDA := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
 
-.PHONY: install test demo lint clean
+.PHONY: install test test-verl demo lint clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,20 @@ test: $(VENV)/.installed
 	$(VENV)/bin/ruff check tagrpo tests benchmarks
 	$(PY) -m pytest -q -x --durations=15 tests
 
+# The verl integration's tests run in a separate environment: verl 0.9.1 pins transformers<5.11.
+VERL_VENV := .venv-verl
+VERL_PY := $(VERL_VENV)/bin/python
+$(VERL_VENV)/.installed: examples/verl/requirements-test.txt pyproject.toml
+	test -x $(VERL_PY) || $(PYTHON) -m venv $(VERL_VENV)
+	$(VERL_PY) -m pip install -q --upgrade pip
+	$(VERL_PY) -m pip install -q "torch==$(TORCH_VERSION)" $(if $(TORCH_CPU_INDEX),--index-url $(TORCH_CPU_INDEX))
+	$(VERL_PY) -m pip install -q -r examples/verl/requirements-test.txt
+	$(VERL_PY) -m pip install -q --no-deps -e .
+	touch $@
+
+test-verl: $(VERL_VENV)/.installed
+	$(VERL_PY) -m pytest -q tests/test_verl_pure.py tests/test_verl_integration.py tests/test_verl_trainer.py
+
 demo: $(VENV)/.installed
 	$(VENV)/bin/tagrpo demo --output-dir outputs/demo
 
@@ -34,4 +48,4 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check tagrpo tests benchmarks
 
 clean:
-	rm -rf $(VENV) outputs *.egg-info
+	rm -rf $(VENV) $(VERL_VENV) outputs *.egg-info

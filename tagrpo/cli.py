@@ -58,6 +58,12 @@ def _eval(args) -> None:
         raise ValueError("give --model to evaluate, or --compare RUN [RUN ...] to compare finished runs")
 
 
+def _rephrase(args) -> None:
+    from tagrpo.rephrase.run import config_from_args, run_rephrase
+
+    run_rephrase(config_from_args(args))
+
+
 def _toy_pretrain(args) -> None:
     from tagrpo.toy.pretrain import PretrainConfig, pretrain_base
 
@@ -94,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     _dataclass_args(demo, DemoConfig)
     demo.add_argument("--quick", action="store_true", help="the CI smoke preset (same as --preset quick)")
     demo.set_defaults(func=_demo)
+    from tagrpo.rephrase.run import add_arguments
+
+    reph = sub.add_parser("rephrase", help="verified, cached rephrasings from an OpenAI-compatible model")
+    add_arguments(reph).set_defaults(func=_rephrase)
     ev = sub.add_parser("eval", help="unbiased pass@k and diversity on math benchmarks (resumable)")
     _dataclass_args(ev, EvalConfig)
     ev.add_argument("--model", dest="model", help="model directory or hub id to evaluate")

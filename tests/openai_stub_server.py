@@ -6,7 +6,7 @@ transform type, the body, the status sent). Faults are injected from a queue sha
 (``server.faults``) or per ``(id, type)`` (``server.faults_by_key``), consumed in arrival order:
 
 - ``"429"`` or ``"429:SECONDS"``: a rate-limit error with ``Retry-After: SECONDS`` (default 1);
-- ``"500"``: an internal server error;
+- ``"500"``: an internal server error; ``"401"``: an authentication error;
 - ``"slow:SECONDS"``: sleep that long before answering normally (the client's timeout fires first);
 - ``"malformed"``: status 200 with a body that is not valid JSON.
 
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-REASONS = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
+REASONS = {200: "OK", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
 WRAPS = {
     "paraphrase": "Rephrased question: Solve this. {q}",
     "rename": "```\nRenamed: {q}\n```",
@@ -63,6 +63,8 @@ class StubServer:
         self.faults: deque[str] = deque()
         self.faults_by_key: dict[tuple[str, str], deque[str]] = {}
         self.requests: list[dict] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.port = 0
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -175,11 +177,19 @@ class StubServer:
             self.requests.append(record)
         fault = self._next_fault((record["id"], record["type"]))
         name, _, arg = (fault or "").partition(":")
-        await asyncio.sleep(float(arg) if name == "slow" else self.latency_s)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(float(arg) if name == "slow" else self.latency_s)
+        finally:
+            self.in_flight -= 1
         if name == "429":
             record["status"] = 429
             error = b'{"error": {"message": "rate limited", "type": "rate_limit"}}'
             return 429, {"Retry-After": arg or "1"}, error
+        if name == "401":
+            record["status"] = 401
+            return 401, {}, b'{"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}'
         if name == "500":
             record["status"] = 500
             return 500, {}, b'{"error": {"message": "boom", "type": "server_error"}}'

@@ -117,3 +117,35 @@ def test_shipped_configs_are_valid(name):
     job, config = split_config(load_config(str(path), ["bf16=false", "use_vllm=false"]))
     assert job.template == "paper" and config.learning_rate == 1e-6 and config.beta == 0.001
     assert config.generation_batch_size == 256 and config.generation_batch_size % config.pool_size == 0
+
+
+def test_rephrase_rule_backend_output_trains(model_dirs, tmp_path):
+    from tagrpo.data import load_questions
+    from tagrpo.toy.world import parse
+
+    out = tmp_path / "toy.jsonl"
+    assert (
+        main(["rephrase", "--data", "toy_world", "--backend", "rule", "--n", "3", "--limit", "4", "--out", str(out)])
+        == 0
+    )
+    rows = load_questions(str(out))
+    assert len(rows) == 4 and all(len(r["rephrasings"]) == 3 for r in rows)
+    for r in rows:
+        a, b, c = parse(r["prompt"])
+        assert all(sum(parse(t)[:2]) - parse(t)[2] == a + b - c == int(r["answer"]) for t in r["rephrasings"])
+    code = main(
+        [
+            "train",
+            f"model={model_dirs['qwen3']}",
+            f"data={out}",
+            f"output_dir={tmp_path / 'run'}",
+            "template=plain",
+            "num_generations=2",
+            "max_steps=1",
+            "max_completion_length=4",
+            "report_to=[]",
+            "save_strategy=no",
+            "disable_tqdm=true",
+        ]
+    )
+    assert code == 0 and (tmp_path / "run" / "final" / "config.json").exists()

@@ -1,0 +1,195 @@
+"""The OpenAI-compatible backend: one ``AsyncOpenAI`` client, a bounded number of requests in flight, retries.
+
+``concurrency`` workers share the request list, so at most that many requests are in flight. The client's own
+retries are off (``max_retries=0``); a request is retried up to ``max_retries`` times on 429, 5xx (and 408/409),
+timeouts, connection errors and replies that are not valid JSON, after a delay drawn with jitter from an
+exponential backoff (``backoff_base_s * 2**attempt``, at most ``backoff_max_s``) or, when the server sends one,
+``Retry-After`` / ``retry-after-ms`` (plus up to 10% jitter). A 401, 403 or 404 stops the run (key, base URL or
+model is wrong); another 4xx fails that request only.
+
+The request goes through the client's generic ``post("/chat/completions", cast_to=object)``: the same base URL,
+auth, timeout and error classes as ``client.chat.completions.create``, without converting the parameters
+through their typed schema and the reply into pydantic models (about 0.5 ms of CPU per request, see
+``benchmarks/rephrase_throughput.md``). Each request carries ``X-TAGRPO-Job: {id, type, kind}`` (URL-quoted
+JSON) so a server log can attribute it. The API key is only handed to the client; errors are scrubbed of it.
+With ``http_transport="auto"``, ``http://`` base URLs use :class:`~tagrpo.rephrase.transport.PlainHTTPTransport`
+(half the client CPU per request); ``"httpx"`` keeps the client's default transport everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import time
+from collections.abc import Sequence
+from urllib.parse import quote
+
+from tagrpo.rephrase.backends import Budget, Completion, Emit, Request
+from tagrpo.rephrase.transport import PlainHTTPTransport, use_plain_transport
+
+logger = logging.getLogger(__name__)
+JOB_HEADER = "X-TAGRPO-Job"
+FATAL_STATUS = (401, 403, 404)
+RETRY_STATUS = (408, 409, 429)
+
+
+class FatalRequestError(ValueError):
+    """A reply that no retry can fix (a wrong key, base URL or model name): the run stops."""
+
+
+class MalformedReply(ValueError):
+    """A 200 reply without ``choices[0].message.content``."""
+
+
+def retry_after(headers: object) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), else None."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+        value = get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) * scale)
+        except ValueError:
+            pass
+        try:
+            return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            pass
+    return None
+
+
+def parse_reply(data: object) -> Completion:
+    """``choices[0].message.content`` and ``usage`` of a chat-completions reply."""
+    try:
+        text = data["choices"][0]["message"]["content"]  # type: ignore[index]
+    except (KeyError, IndexError, TypeError):
+        raise MalformedReply("the reply has no choices[0].message.content") from None
+    usage = data.get("usage") or {}  # type: ignore[union-attr]
+    return Completion(text or "", int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+
+
+class OpenAIBackend:
+    """Requests to ``base_url`` (None: the client's default, api.openai.com or ``$OPENAI_BASE_URL``)."""
+
+    kind = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        api_key: str,
+        base_url: str | None = None,
+        concurrency: int = 32,
+        max_retries: int = 6,
+        timeout_s: float = 120.0,
+        temperature: float = 0.7,
+        max_tokens: int = 1024,
+        seed: int | None = 0,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 60.0,
+        http_transport: str = "auto",
+    ) -> None:
+        from openai import AsyncOpenAI
+
+        self.model, self.concurrency, self.max_retries = model, concurrency, max_retries
+        self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
+        self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
+        self._secret = api_key
+        for name in ("httpx2", "httpx"):  # they log one INFO line per request
+            if logging.getLogger(name).level == logging.NOTSET:
+                logging.getLogger(name).setLevel(logging.WARNING)
+        http_client = None
+        if http_transport == "auto" and use_plain_transport(base_url):
+            import httpx2
+
+            http_client = httpx2.AsyncClient(transport=PlainHTTPTransport(max_idle=concurrency), timeout=timeout_s)
+        self.client = AsyncOpenAI(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s, http_client=http_client
+        )
+
+    def scrub(self, text: str) -> str:
+        return text.replace(self._secret, "***") if len(self._secret) >= 4 else text
+
+    def _body(self, request: Request) -> dict:
+        body: dict = {"model": self.model, "messages": request.messages, "max_tokens": self.max_tokens}
+        body["temperature"] = self.temperature
+        if self.seed is not None:
+            body["seed"] = self.seed + request.variant
+        return body
+
+    def _classify(self, err: Exception) -> tuple[bool, float | None, str]:
+        """``(retryable, Retry-After seconds, reason)`` of a failed attempt; raises FatalRequestError."""
+        import openai
+
+        if isinstance(err, openai.APIStatusError):
+            status = err.status_code
+            if status in FATAL_STATUS:
+                raise FatalRequestError(
+                    f"HTTP {status} from the server: check the API key, the base URL and the model name"
+                ) from None
+            retryable = status >= 500 or status in RETRY_STATUS
+            return retryable, retry_after(err.response.headers), f"http_{status}"
+        if isinstance(err, openai.APITimeoutError):
+            return True, None, "timeout"
+        if isinstance(err, openai.APIConnectionError):
+            return True, None, "connection"
+        if isinstance(err, (json.JSONDecodeError, MalformedReply, openai.APIResponseValidationError)):
+            return True, None, "malformed"
+        raise err
+
+    def delay(self, attempt: int, hint: float | None) -> float:
+        """Seconds before retry ``attempt`` (0-based): Retry-After when given, else jittered backoff."""
+        if hint is not None:
+            return hint * (1.0 + 0.1 * random.random())
+        return min(self.backoff_max_s, self.backoff_base_s * 2**attempt) * random.uniform(0.5, 1.0)
+
+    async def _attempts(self, request: Request, budget: Budget) -> tuple[Completion | None, str | None]:
+        header = quote(json.dumps({"id": request.row_id, "type": request.transform, "kind": request.kind}))
+        options = {"headers": {JOB_HEADER: header}}
+        body = self._body(request)
+        attempt = 0
+        while True:
+            try:
+                data = await self.client.post("/chat/completions", body=body, cast_to=object, options=options)
+                return parse_reply(data), None
+            except Exception as err:
+                retryable, hint, reason = self._classify(err)
+            budget.errors[reason] += 1
+            if not retryable or attempt >= self.max_retries:
+                logger.warning("request %s/%s failed: %s", request.row_id, request.transform, self.scrub(reason))
+                return None, reason
+            wait = self.delay(attempt, hint)
+            logger.debug(
+                "retry %d of %s/%s in %.2f s (%s)", attempt + 1, request.row_id, request.transform, wait, reason
+            )
+            attempt += 1
+            await asyncio.sleep(wait)
+            if not budget.acquire():
+                return None, "budget"
+            budget.retries += 1
+
+    async def run(self, requests: Sequence[Request], emit: Emit, budget: Budget) -> None:
+        queue = iter(requests)
+
+        async def worker() -> None:
+            for request in queue:
+                if not budget.acquire():
+                    return
+                completion, error = await self._attempts(request, budget)
+                emit(request, completion, error)
+
+        tasks = [asyncio.ensure_future(worker()) for _ in range(min(self.concurrency, len(requests)))]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        await self.client.close()

@@ -1,0 +1,336 @@
+"""``tagrpo rephrase``: N checked, problem-equivalent rephrasings per question, resumable and budget-bounded.
+
+:func:`run_rephrase` loads the questions, sends one request per (question, planned transformation) that the
+cache does not hold yet, checks each reply (:mod:`tagrpo.rephrase.checks`; the world's exact parse check with the
+rule backend), optionally asks a solver model to answer the accepted ones (math-verify against the gold answer),
+and writes the data set ``tagrpo train`` reads: ``id``, ``prompt``, ``answer``, ``rephrasings`` (accepted, in
+type-plan order), ``rephrasing_provenance`` and the source row's metadata. Next to ``out`` it writes
+``.rejected.jsonl`` (every rejected rephrasing with its reason) and ``.summary.json`` (the counts it returns).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from tagrpo.rephrase.backends import Budget, Completion, Request, TransformersBackend
+from tagrpo.rephrase.cache import ResultCache, cache_key, text_hash
+from tagrpo.rephrase.checks import check_rephrasing, clean_response
+from tagrpo.rephrase.config import (
+    CANONICAL,
+    RephraseConfig,
+    add_arguments,
+    config_from_args,
+    load_source_rows,
+    make_backend,
+)
+from tagrpo.rephrase.report import print_summary, tally, write_json, write_rows
+from tagrpo.rephrase.rule import check_rule_rows, check_toy
+from tagrpo.rephrase.templates import build_messages, load_templates, solver_messages, template_hash, type_plan
+
+logger = logging.getLogger(__name__)
+DESCRIPTION = "N checked, problem-equivalent rephrasings per question; resumable and budget-bounded."
+__all__ = ["RephraseConfig", "add_arguments", "config_from_args", "load_source_rows", "main", "run_rephrase"]
+
+
+@dataclass
+class Slot:
+    """One planned rephrasing of one question."""
+
+    row: dict
+    transform: str
+    variant: int
+    thash: str
+    key: str
+
+
+class _Run:
+    """The state of one run: slots, cache, budget, failures, progress."""
+
+    def __init__(self, cfg: RephraseConfig, rows: list[dict], backend, console: Console) -> None:
+        self.cfg, self.rows, self.backend, self.console = cfg, rows, backend, console
+        system, templates = load_templates(cfg.templates_file)
+        plan = type_plan(cfg.n, cfg.types)
+        self.types = [t for t, _ in plan]
+        self.hashes = {t: template_hash(system, templates[t]) for t in self.types}
+        self.messages = lambda row, t: build_messages(system, templates[t], row["prompt"])
+        self.slots: list[list[Slot]] = []
+        for row in rows:
+            qhash = text_hash(row["prompt"])  # a question edited under the same id is rephrased anew
+            keys = [cache_key(row["id"], t, v, self.hashes[t], backend.model, qhash) for t, v in plan]
+            self.slots.append([Slot(row, t, v, self.hashes[t], k) for (t, v), k in zip(plan, keys, strict=True)])
+        self.cache = ResultCache(cfg.cache_path)
+        price = cfg.backend == "openai"
+        self.budget = Budget(cfg.max_requests, cfg.max_cost, cfg.price_in * price, cfg.price_out * price)
+        self.failures: dict[str, str] = {}
+        same = cfg.solver == "same" or cfg.backend == "rule"
+        self.solver_model: str | None = None if cfg.solver is None else backend.model if same else cfg.solver
+        self.request_s = 0.0
+        self.from_cache = sum(s.key in self.cache for row in self.slots for s in row)
+        self.slot_of = {s.key: s for row in self.slots for s in row}
+        self.rows_by_id = {str(r["id"]): r for r in rows}
+
+    def check(self, slot: Slot, text: str):
+        if self.cfg.backend == "rule":
+            return check_toy(slot.row["prompt"], text)
+        return check_rephrasing(
+            slot.row["prompt"], text, slot.transform, self.cfg.min_length_ratio, self.cfg.max_length_ratio
+        )
+
+    def solve_key(self, slot: Slot, text: str) -> str:
+        return cache_key(slot.key, "solve", self.solver_model, text_hash(text))
+
+    def _record(self, request: Request, completion: Completion) -> dict:
+        self.budget.record(completion)
+        return {
+            "key": request.key,
+            "kind": request.kind,
+            "id": request.row_id,
+            "type": request.transform,
+            "variant": request.variant,
+            "model": self.backend.model,
+            "backend": self.backend.kind,
+            "usage": [completion.prompt_tokens, completion.completion_tokens],
+        }
+
+    async def execute(self, backend, requests: list[Request], label: str, emit_one) -> None:
+        """Send ``requests`` through ``backend``; each result is checked and appended to the cache on arrival."""
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        per_row: dict[str, int] = {}
+        for request in requests:
+            per_row[request.row_id] = per_row.get(request.row_id, 0) + 1
+        with Progress(*columns, console=self.console, transient=False) as progress:
+            task = progress.add_task(label, total=len(self.rows), completed=len(self.rows) - len(per_row))
+
+            def emit(request: Request, completion: Completion | None, error: str | None) -> None:
+                if completion is not None:
+                    self.cache.add(emit_one(request, completion))
+                elif error != "budget":
+                    self.failures[request.key] = error or "error"
+                per_row[request.row_id] -= 1
+                if per_row[request.row_id] == 0:
+                    progress.advance(task)
+
+            if requests:
+                began = time.perf_counter()
+                self.cache.start()
+                try:
+                    await backend.run(requests, emit, self.budget)
+                finally:
+                    await self.cache.stop()
+                    self.request_s += time.perf_counter() - began
+
+    def rephrase_requests(self) -> list[Request]:
+        return [
+            Request(
+                s.key,
+                str(s.row["id"]),
+                "rephrase",
+                s.transform,
+                s.variant,
+                s.row["prompt"],
+                self.messages(s.row, s.transform),
+            )
+            for row in self.slots
+            for s in row
+            if s.key not in self.cache
+        ]
+
+    def emit_rephrase(self, request: Request, completion: Completion) -> dict:
+        record = self._record(request, completion)
+        text = clean_response(completion.text)
+        result = self.check(self.slot_of[request.key], text)
+        record.update(
+            template_hash=self.hashes[request.transform],
+            raw=completion.text,
+            text=text,
+            accepted=result.accepted,
+            reason=result.reason,
+            detail=result.detail,
+            checks_passed=result.passed,
+        )
+        return record
+
+    def solve_requests(self) -> list[Request]:
+        requests = []
+        for row in self.slots:
+            for s in row:
+                record = self.cache.get(s.key)
+                if record is None or not self.check(s, record["text"]).accepted:
+                    continue
+                key = self.solve_key(s, record["text"])
+                if key not in self.cache:
+                    requests.append(
+                        Request(
+                            key,
+                            str(s.row["id"]),
+                            "solve",
+                            s.transform,
+                            s.variant,
+                            record["text"],
+                            solver_messages(record["text"]),
+                        )
+                    )
+        return requests
+
+    def emit_solve(self, request: Request, completion: Completion) -> dict:
+        from tagrpo.rewards import is_correct
+
+        record = self._record(request, completion)
+        gold = str(self.rows_by_id[request.row_id]["answer"])
+        record.update(model=self.solver_model, response=completion.text, correct=is_correct(completion.text, gold))
+        return record
+
+    def outcome(self, slot: Slot) -> tuple[str, str | None, list[str], str]:
+        """``(status, reason, checks passed, text)`` of a slot from the cache and this run's failures."""
+        record = self.cache.get(slot.key)
+        if record is None:
+            failure = self.failures.get(slot.key)
+            return ("failed", failure, [], "") if failure else ("pending", None, [], "")
+        text = record["text"]
+        result = self.check(slot, text)
+        if not result.accepted:
+            return "rejected", result.reason, result.passed, text
+        if self.cfg.solver is None:
+            return "accepted", None, result.passed, text
+        solved = self.cache.get(self.solve_key(slot, text))
+        if solved is None:
+            failure = self.failures.get(self.solve_key(slot, text))
+            return ("failed", failure, result.passed, text) if failure else ("pending", None, result.passed, text)
+        if not solved["correct"]:
+            return "rejected", "solver", result.passed, text
+        return "accepted", None, [*result.passed, "solver"], text
+
+
+def run_rephrase(cfg: RephraseConfig, console: Console | None = None) -> dict[str, Any]:
+    """Rephrase, check and write; returns the summary counts (also written to ``OUT.summary.json``)."""
+    start = time.perf_counter()
+    console = console or Console(stderr=True)
+    rows = load_source_rows(cfg)
+    if cfg.backend == "rule":
+        check_rule_rows(rows, type_plan(cfg.n, cfg.types))
+    backend = make_backend(cfg, cfg.model)
+    run = _Run(cfg, rows, backend, console)
+    try:
+        asyncio.run(_phases(run, backend))
+    finally:
+        run.cache.close()
+    return _finish(run, start)
+
+
+async def _phases(run: _Run, backend) -> None:
+    try:
+        await run.execute(backend, run.rephrase_requests(), "rephrasing", run.emit_rephrase)
+        if run.solver_model is not None and run.budget.stopped is None:
+            if isinstance(backend, TransformersBackend) and run.solver_model == backend.model:
+                solver = copy.copy(backend)
+                solver.temperature, solver.max_tokens = 0.0, run.cfg.solver_max_tokens
+            else:
+                solver = make_backend(run.cfg, run.solver_model, solver=True)
+            try:
+                await run.execute(solver, run.solve_requests(), "solver check", run.emit_solve)
+            finally:
+                if solver is not backend:
+                    await solver.aclose()
+    finally:
+        await backend.aclose()
+
+
+def _cache_cost(run: _Run) -> float:
+    """The cost of every request in the cache (all runs so far) at this run's prices."""
+    tokens_in = sum(r.get("usage", [0, 0])[0] for r in run.cache.records.values())
+    tokens_out = sum(r.get("usage", [0, 0])[1] for r in run.cache.records.values())
+    return (tokens_in * run.budget.price_in + tokens_out * run.budget.price_out) / 1e6
+
+
+def _finish(run: _Run, start: float) -> dict[str, Any]:
+    cfg, out_rows, rejected, outcomes = run.cfg, [], [], []
+    complete = 0
+    for row, slots in zip(run.rows, run.slots, strict=True):
+        rephrasings, provenance = [], []
+        for slot in slots:
+            status, reason, passed, text = run.outcome(slot)
+            outcomes.append((slot.transform, status, reason))
+            if status == "accepted":
+                rephrasings.append(text)
+                provenance.append(
+                    {
+                        "type": slot.transform,
+                        "model": run.backend.model,
+                        "template_hash": slot.thash,
+                        "checks_passed": passed,
+                        "backend": run.backend.kind,
+                        **({"solver": run.solver_model} if run.solver_model else {}),
+                    }
+                )
+            elif status == "rejected":
+                rejected.append(
+                    {
+                        "id": row["id"],
+                        "type": slot.transform,
+                        "variant": slot.variant,
+                        "reason": reason,
+                        "detail": run.check(slot, text).detail,
+                        "text": text,
+                    }
+                )
+        complete += len(rephrasings) == cfg.n
+        meta = {k: v for k, v in row.items() if k not in CANONICAL}
+        out_rows.append(
+            {
+                "id": row["id"],
+                "prompt": row["prompt"],
+                "answer": row["answer"],
+                "rephrasings": rephrasings,
+                "rephrasing_provenance": provenance,
+                **meta,
+            }
+        )
+    write_rows(cfg.out, out_rows)
+    write_rows(cfg.out + ".rejected.jsonl", rejected)
+    summary = {
+        "questions": len(run.rows),
+        "n": cfg.n,
+        "backend": run.backend.kind,
+        "model": run.backend.model,
+        **tally(outcomes, run.types),
+        "complete_questions": complete,
+        "short_questions": len(run.rows) - complete,
+        "from_cache": run.from_cache,
+        "new_results": run.cache.written,
+        **run.budget.counts(),
+        "cache_cost_usd": round(_cache_cost(run), 6),
+        "template_hashes": run.hashes,
+        "solver": run.solver_model,
+        "out": cfg.out,
+        "cache": cfg.cache_path,
+        "request_phase_s": round(run.request_s, 3),
+        "elapsed_s": round(time.perf_counter() - start, 3),
+    }
+    if summary["budget_stopped"]:
+        logger.warning("budget: %s; %d rephrasings pending", summary["budget_stopped"], summary["pending"])
+    write_json(cfg.out + ".summary.json", summary)
+    print_summary(summary, run.console)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: ``sys.argv[1:]``), run, and return the exit status (2 on a usage error)."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    parser = add_arguments(argparse.ArgumentParser(prog="tagrpo rephrase", description=DESCRIPTION))
+    args = parser.parse_args(argv)
+    try:
+        run_rephrase(config_from_args(args))
+    except (ValueError, FileNotFoundError) as err:
+        print(f"tagrpo rephrase: error: {err}", file=sys.stderr)
+        return 2
+    return 0

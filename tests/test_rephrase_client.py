@@ -1,0 +1,135 @@
+"""The OpenAI-compatible backend against a real local HTTP server: retries, Retry-After, budgets, concurrency, key."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter, deque
+
+import pytest
+from openai_stub_server import StubServer
+
+from tagrpo.rephrase import RephraseConfig, run_rephrase
+from tagrpo.rephrase.client import retry_after
+
+KEY = "sk-test-NEVER-LOG-ME-5f3a9c"
+
+
+def write_rows(path, count: int) -> str:
+    rows = [
+        {
+            "id": f"q{i}",
+            "prompt": f"Tom has {i + 2} apples and buys {i + 3} more. How many apples?",
+            "answer": str(2 * i + 5),
+        }
+        for i in range(count)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def config(tmp_path, server: StubServer, count: int = 4, **kw) -> RephraseConfig:
+    values = dict(
+        data=write_rows(tmp_path / "rows.jsonl", count),
+        n=3,
+        base_url=server.url,
+        model="stub",
+        out=str(tmp_path / "out" / "rephrased.jsonl"),
+        concurrency=4,
+        backoff_base_s=0.01,
+        timeout_s=5.0,
+    )
+    values.update(kw)
+    return RephraseConfig(**values)
+
+
+@pytest.fixture
+def server():
+    with StubServer(latency_s=0.0) as s:
+        yield s
+
+
+def test_retries_500_malformed_and_timeouts(tmp_path, server):
+    server.faults_by_key[("q1", "rename")] = deque(["500", "malformed", "slow:2"])
+    summary = run_rephrase(config(tmp_path, server, timeout_s=0.5))
+    assert Counter(server.keys())[("q1", "rename")] == 4
+    assert summary["accepted"] == 12 and summary["retries"] == 3 and summary["requests"] == 15
+    assert summary["request_errors"] == {"http_500": 1, "malformed": 1, "timeout": 1}
+
+
+def test_gives_up_after_max_retries_and_reruns_the_failure(tmp_path, server):
+    server.faults_by_key[("q0", "format")] = deque(["500"] * 2)
+    summary = run_rephrase(config(tmp_path, server, max_retries=1))
+    assert summary["failed"] == 1 and summary["by_type"]["format"]["failed"] == {"http_500": 1}
+    assert summary["short_questions"] == 1
+    again = run_rephrase(config(tmp_path, server, max_retries=1))
+    assert again["requests"] == 1 and again["accepted"] == 12  # the failure was not cached; nothing else resent
+
+
+def test_retry_after_is_honoured(tmp_path, server):
+    server.faults_by_key[("q0", "paraphrase")] = deque(["429:1"])
+    run_rephrase(config(tmp_path, server, count=1, n=1))
+    times = [r["time"] for r in server.requests if (r["id"], r["type"]) == ("q0", "paraphrase")]
+    assert len(times) == 2 and 1.0 <= times[1] - times[0] < 1.6  # backoff alone would wait ~0.01 s
+
+
+def test_retry_after_parsing():
+    assert retry_after({"retry-after": "2"}) == 2.0
+    assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0
+    assert retry_after({}) is None
+
+
+def test_max_requests_stops_issuing_and_a_rerun_finishes(tmp_path, server):
+    summary = run_rephrase(config(tmp_path, server, count=10, max_requests=7))
+    assert len(server.requests) == 7 and summary["requests"] == 7
+    assert summary["budget_stopped"] == "max_requests=7 reached"
+    assert summary["accepted"] == 7 and summary["pending"] == 23 and summary["questions"] == 10
+    summary = run_rephrase(config(tmp_path, server, count=10))
+    assert summary["requests"] == 23 and summary["accepted"] == 30
+    assert max(Counter(server.keys()).values()) == 1
+
+
+def test_max_cost_stops_after_the_first_reply(tmp_path, server):
+    summary = run_rephrase(config(tmp_path, server, concurrency=1, max_cost=1e-9))
+    assert len(server.requests) == 1 and summary["budget_stopped"].startswith("max_cost=")
+    assert summary["cost_usd"] > 0 and summary["pending"] == 11
+
+
+def test_cost_counts_usage_at_the_configured_prices(tmp_path, server):
+    summary = run_rephrase(config(tmp_path, server, count=2, n=1, price_in=1e6, price_out=0.0))
+    assert summary["cost_usd"] == pytest.approx(summary["prompt_tokens"])
+
+
+def test_requests_in_flight_are_bounded(tmp_path):
+    with StubServer(latency_s=0.05) as server:
+        run_rephrase(config(tmp_path, server, count=16, concurrency=5))
+        assert len(server.requests) == 48 and server.max_in_flight == 5
+
+
+def test_bad_key_stops_the_run(tmp_path, server):
+    server.faults.extend(["401"] * 20)
+    with pytest.raises(ValueError, match="HTTP 401"):
+        run_rephrase(config(tmp_path, server, concurrency=1))
+    assert len(server.requests) == 1
+
+
+def test_key_from_the_environment_is_sent_but_never_logged_or_written(tmp_path, server, monkeypatch, caplog, capsys):
+    monkeypatch.setenv("TAGRPO_TEST_KEY", KEY)
+    caplog.set_level(logging.DEBUG)
+    server.faults.extend(["429:0", "500"])
+    summary = run_rephrase(config(tmp_path, server, api_key_env="TAGRPO_TEST_KEY", solver="same"))
+    assert summary["retries"] == 2
+    assert {r["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+    captured = capsys.readouterr()
+    assert KEY not in caplog.text + captured.out + captured.err
+    for path in tmp_path.rglob("*"):
+        assert not path.is_file() or KEY.encode() not in path.read_bytes(), path
+
+
+def test_dummy_key_for_a_local_server_and_none_for_the_default_url(tmp_path, server, monkeypatch):
+    monkeypatch.delenv("TAGRPO_UNSET_KEY", raising=False)
+    run_rephrase(config(tmp_path, server, count=1, n=1, api_key_env="TAGRPO_UNSET_KEY"))
+    assert server.requests[0]["authorization"] == "Bearer EMPTY"
+    with pytest.raises(ValueError, match="TAGRPO_UNSET_KEY"):
+        run_rephrase(config(tmp_path, server, count=1, n=1, api_key_env="TAGRPO_UNSET_KEY", base_url=None))

@@ -1,0 +1,241 @@
+"""``run_rephrase`` end to end: the trainer reads its output, resume, crash safety, solver, rule and local backends."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from openai_stub_server import StubServer, question_of
+from test_rephrase_client import KEY, write_rows
+
+from tagrpo.data import fit_rephrasings, load_questions
+from tagrpo.data.jsonl import read_jsonl
+from tagrpo.rephrase import RephraseConfig, main, run_rephrase
+from tagrpo.toy.world import parse, question_rows
+from tagrpo.trainer.run import TrainJob, build_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+TYPES = ("paraphrase", "rename", "format")
+
+
+@pytest.fixture
+def server():
+    with StubServer(latency_s=0.0) as s:
+        yield s
+
+
+def test_math_train_output_trains_directly(tmp_path, server):
+    out = tmp_path / "math.jsonl"
+    summary = run_rephrase(
+        RephraseConfig(data="math_train", limit=12, n=3, base_url=server.url, model="stub", out=str(out), concurrency=8)
+    )
+    assert summary["accepted"] == 36 and summary["complete_questions"] == 12
+    rows = load_questions(str(out))
+    assert [len(r["rephrasings"]) for r in rows] == [3] * 12
+    row = rows[0]
+    assert {"level", "subject", "benchmark"} <= set(row) and row["prompt"] not in row["rephrasings"]
+    assert [p["type"] for p in row["rephrasing_provenance"]] == ["paraphrase", "rename", "format"]
+    assert row["rephrasing_provenance"][0]["checks_passed"] == ["nonempty", "changed", "numbers", "variables", "length"]
+    assert {p["model"] for p in row["rephrasing_provenance"]} == {"stub"}
+    formatted, counts = build_rows(TrainJob(model="unused", data=str(out)), 3, "fill_original")
+    assert len(formatted) == 12 and counts["complete"] == 12
+    assert json.loads((tmp_path / "math.jsonl.summary.json").read_text())["accepted"] == 36
+
+
+def test_rejections_are_counted_kept_and_short_rows_still_written(tmp_path, server):
+    def responder(record):
+        if record["type"] == "format" and record["id"] in ("q0", "q1"):
+            return "Tom has 99 apples." if record["id"] == "q0" else "``` ```"
+        return "Rephrased question: Please answer. " + question_of(record["body"])
+
+    server.responder = responder
+    out = tmp_path / "out.parquet"
+    summary = run_rephrase(
+        RephraseConfig(
+            data=write_rows(tmp_path / "rows.jsonl", 4), n=3, base_url=server.url, model="stub", out=str(out)
+        )
+    )
+    assert summary["rejected_by_reason"] == {"numbers": 1, "empty": 1}
+    assert summary["by_type"]["format"] == {
+        "accepted": 2,
+        "rejected": {"numbers": 1, "empty": 1},
+        "failed": {},
+        "pending": 0,
+    }
+    assert summary["short_questions"] == 2
+    rows = load_questions(str(out))
+    assert [len(r["rephrasings"]) for r in rows] == [2, 2, 3, 3]
+    assert fit_rephrasings(rows, 3)[1]["filled"] == 2
+    rejected = read_jsonl(str(out) + ".rejected.jsonl")
+    assert {(r["id"], r["reason"]) for r in rejected} == {("q0", "numbers"), ("q1", "empty")}
+
+
+def test_resume_skips_finished_work_and_a_template_edit_redoes_its_type(tmp_path, server):
+    cfg = dict(
+        data=write_rows(tmp_path / "rows.jsonl", 5),
+        n=3,
+        base_url=server.url,
+        model="stub",
+        out=str(tmp_path / "o.jsonl"),
+    )
+    run_rephrase(RephraseConfig(**cfg))
+    assert run_rephrase(RephraseConfig(**cfg))["requests"] == 0
+    (tmp_path / "t.yaml").write_text("rename: 'Rename the variables of: <question>{question}</question>'\n")
+    summary = run_rephrase(RephraseConfig(**cfg, templates_file=str(tmp_path / "t.yaml")))
+    assert summary["requests"] == 5 and summary["from_cache"] == 10
+    assert Counter(t for _, t in server.keys()) == {"paraphrase": 5, "rename": 10, "format": 5}
+
+
+def test_solver_check_rejects_wrong_answers(tmp_path, server):
+    server.answers = {"q0": "5", "q1": "7", "q2": "1"}  # q2's gold is 9; q3 gets the default wrong answer
+    summary = run_rephrase(
+        RephraseConfig(
+            data=write_rows(tmp_path / "rows.jsonl", 4),
+            n=2,
+            base_url=server.url,
+            model="stub",
+            out=str(tmp_path / "o.jsonl"),
+            solver="judge",
+        )
+    )
+    assert summary["accepted"] == 4 and summary["rejected_by_reason"] == {"solver": 4}
+    solves = [r for r in server.requests if r["kind"] == "solve"]
+    assert len(solves) == 8 and {r["body"]["model"] for r in solves} == {"judge"}
+    rows = load_questions(str(tmp_path / "o.jsonl"))
+    assert rows[0]["rephrasing_provenance"][0]["checks_passed"][-1] == "solver"
+    assert (
+        run_rephrase(
+            RephraseConfig(
+                data=str(tmp_path / "rows.jsonl"),
+                n=2,
+                base_url=server.url,
+                model="stub",
+                out=str(tmp_path / "o.jsonl"),
+                solver="judge",
+            )
+        )["requests"]
+        == 0
+    )
+
+
+def test_rule_backend_rephrases_the_toy_world_through_main(tmp_path, capsys):
+    out = tmp_path / "toy.jsonl"
+    args = ["--data", "toy_world", "--limit", "16", "--n", "4", "--backend", "rule", "--solver", "same"]
+    assert main([*args, "--out", str(out)]) == 0
+    rows = load_questions(str(out))
+    assert len(rows) == 16
+    for row in rows:
+        assert len(row["rephrasings"]) == 4 and row["benchmark"] == "toy_world"
+        assert all(parse(t) == parse(row["prompt"]) for t in row["rephrasings"])
+        assert row["rephrasing_provenance"][1] == {
+            "type": "rename",
+            "model": "toy-world-rules",
+            "backend": "rule",
+            "template_hash": row["rephrasing_provenance"][1]["template_hash"],
+            "checks_passed": ["nonempty", "changed", "parse", "solver"],
+            "solver": "toy-world-rules",
+        }
+    assert main(["--data", "math_train", "--limit", "3", "--backend", "rule", "--out", str(tmp_path / "m.jsonl")]) == 2
+    assert "only rephrases the toy world" in capsys.readouterr().err
+
+
+def test_rule_backend_reads_toy_rows_from_a_file_and_refuses_impossible_plans(tmp_path, capsys):
+    source = tmp_path / "toy_rows.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in question_rows(6, seed=3, num_rephrasings=3)))
+    summary = run_rephrase(RephraseConfig(data=str(source), n=3, backend="rule", out=str(tmp_path / "o.jsonl")))
+    assert summary["accepted"] == 18 and summary["requests"] == 18
+    for row, old in zip(load_questions(str(tmp_path / "o.jsonl")), load_questions(str(source)), strict=True):
+        assert row["prompt"] == old["prompt"] and row["rephrasings"] != old["rephrasings"]
+        assert len({parse(t) for t in [row["prompt"], *row["rephrasings"]]}) == 1
+    symbolic = tmp_path / "symbolic.jsonl"
+    symbolic.write_text(json.dumps({"id": "s0", "prompt": "3+5-2=", "answer": "6"}) + "\n")
+    assert main(["--data", str(symbolic), "--backend", "rule", "--out", str(tmp_path / "s.jsonl")]) == 2
+    assert "cannot rename entities of a 'symbolic' question" in capsys.readouterr().err
+
+
+def test_transformers_backend_runs_batched_through_the_same_entry_point(tmp_path):
+    from conftest import make_model_dir
+
+    model = make_model_dir(tmp_path / "tiny")
+    summary = run_rephrase(
+        RephraseConfig(
+            data=write_rows(tmp_path / "rows.jsonl", 3),
+            n=2,
+            backend="transformers",
+            model=model,
+            max_tokens=6,
+            concurrency=4,
+            out=str(tmp_path / "o.jsonl"),
+        )
+    )
+    assert summary["requests"] == 6 and summary["pending"] == 0 and summary["failed"] == 0
+    assert summary["accepted"] + summary["rejected"] == 6 and summary["cost_usd"] == 0
+    records = read_jsonl(str(tmp_path / "o.jsonl.cache.jsonl"))
+    assert len(records) == 6 and {r["backend"] for r in records} == {"transformers"}
+    assert all(r["usage"][0] > 0 and 0 < r["usage"][1] <= 6 for r in records)
+
+
+def _start(args: list[str], env: dict) -> subprocess.Popen:
+    code = "from tagrpo.rephrase.run import main; raise SystemExit(main())"
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.slow
+def test_kill_9_mid_run_then_resume_repeats_no_finished_request(tmp_path):
+    out = tmp_path / "run" / "out.jsonl"
+    cache = Path(str(out) + ".cache.jsonl")
+    env = {**os.environ, "TAGRPO_TEST_KEY": KEY, "PYTHONPATH": str(ROOT)}
+    with StubServer(latency_s=0.15) as server:
+        args = [
+            "--data",
+            write_rows(tmp_path / "rows.jsonl", 16),
+            "--n",
+            "3",
+            "--base-url",
+            server.url,
+            "--model",
+            "stub",
+            "--concurrency",
+            "4",
+            "--api-key-env",
+            "TAGRPO_TEST_KEY",
+            "--out",
+            str(out),
+        ]
+        first = _start(args, env)
+        server.wait_for(14, timeout_s=40)
+        first.send_signal(signal.SIGKILL)
+        logs = "".join(first.communicate(timeout=10))
+        assert first.returncode == -signal.SIGKILL and not out.exists()
+        finished = {(r["id"], r["type"]) for r in read_jsonl(str(cache))}
+        assert 8 <= len(finished) < 48
+        with open(cache, "a") as f:
+            f.write('{"key": "[\\"q15\\",\\"format\\"')  # a torn last line, as a kill mid-write leaves
+        second = _start(args, env)
+        logs += "".join(second.communicate(timeout=60))
+        assert second.returncode == 0, logs
+        counts = Counter(server.keys())
+    assert all(counts[k] == 1 for k in finished)
+    # repeated: the 4 requests in flight at the kill, and replies received but not yet durable (one write batch)
+    repeated = [k for k, c in counts.items() if c > 1]
+    assert len(repeated) <= 2 * 4 and set(counts) == {(f"q{i}", t) for i in range(16) for t in TYPES}
+    rows = load_questions(str(out))
+    assert [len(r["rephrasings"]) for r in rows] == [3] * 16
+    records = read_jsonl(str(cache))
+    assert len(records) == len({r["key"] for r in records}) == 48  # the torn line is gone, nothing twice
+    assert {r["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
+    assert KEY not in logs
+    assert all(KEY.encode() not in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
