@@ -107,7 +107,7 @@ def _smooth(values, window):
 
 
 def plot_uniform_share(results, path):
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(7.5, 5.2))
     n_steps = min(len(r["runs"][m]["steps"]) for r in results for m in r["runs"] if m != "base")
     window = max(1, n_steps // 10)
     for m in [m for m in results[0]["runs"] if m != "base"]:
@@ -125,14 +125,14 @@ def plot_uniform_share(results, path):
         ylim=(-0.02, 1.02),
         title=f"Uniform-reward share, moving average of {window} steps ({_seeds(results)})",
     )
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
 def plot_pass_at_k(results, path):
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(7.5, 5.2))
     for m in results[0]["runs"]:
         runs = [r["runs"][m] for r in results]
         ks = sorted(int(k) for k in runs[0]["pass_at_k"])
@@ -140,14 +140,14 @@ def plot_pass_at_k(results, path):
         _band(ax, ks, series, COLORS[m], f"{LABELS[m]} ({runs[0]['rollouts']:,} rollouts)", "o-")
     ax.set_xscale("log", base=2)
     ax.set(xlabel="k", ylabel="pass@k (unbiased)", title=f"Held-out pass@k on q0 ({_seeds(results)})")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
 def plot_accuracy_vs_rollouts(results, path):
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(7.5, 5.2))
     for m in [m for m in results[0]["runs"] if m != "base"]:
         runs = [r["runs"][m] for r in results]
         n = min(len(r["curve"]) for r in runs)
@@ -158,7 +158,7 @@ def plot_accuracy_vs_rollouts(results, path):
         ylabel=f"held-out pass@1 ({CURVE_QUESTIONS} questions x {CURVE_SAMPLES} samples)",
         title=f"Held-out accuracy against compute ({_seeds(results)})",
     )
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
