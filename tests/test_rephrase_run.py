@@ -15,6 +15,7 @@ from openai_stub_server import StubServer, question_of
 from test_rephrase_client import KEY, write_rows
 
 from tagrpo.data import fit_rephrasings, load_questions
+from tagrpo.data.benchmarks import default_data_dir
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.rephrase import RephraseConfig, main, run_rephrase
 from tagrpo.toy.world import parse, question_rows
@@ -30,6 +31,7 @@ def server():
         yield s
 
 
+@pytest.mark.skipif(default_data_dir() is None, reason="no data directory with math_train (../shared/data)")
 def test_math_train_output_trains_directly(tmp_path, server):
     out = tmp_path / "math.jsonl"
     summary = run_rephrase(
