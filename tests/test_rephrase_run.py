@@ -143,7 +143,10 @@ def test_rule_backend_rephrases_the_toy_world_through_main(tmp_path, capsys):
             "checks_passed": ["nonempty", "changed", "parse", "solver"],
             "solver": "toy-world-rules",
         }
-    assert main(["--data", "math_train", "--limit", "3", "--backend", "rule", "--out", str(tmp_path / "m.jsonl")]) == 2
+    capsys.readouterr()
+    math_rows = tmp_path / "math_rows.jsonl"
+    math_rows.write_text(json.dumps({"id": "m1", "prompt": "Compute $2+2$.", "answer": "4"}) + "\n")
+    assert main(["--data", str(math_rows), "--backend", "rule", "--out", str(tmp_path / "m.jsonl")]) == 2
     assert "only rephrases the toy world" in capsys.readouterr().err
 
 
