@@ -9,8 +9,7 @@ import re
 import pytest
 import torch
 from conftest import pool_rows
-from datasets import Dataset
-from trainer_utils import hash_reward, make_config, make_trainer, spy
+from trainer_utils import hash_reward, make_config, make_trainer, spy, trl_trainer
 
 from tagrpo.core import pooled_advantages
 
@@ -169,17 +168,4 @@ def test_pool_split_is_detected():
 
 def test_grpo_trainer_is_untouched_by_dataset_extras(model_dirs, tmp_path):
     """The rows TA-GRPO trains on also train plain TRL (its reward sees the same columns)."""
-    from trl import GRPOConfig, GRPOTrainer
-
-    args = GRPOConfig(
-        output_dir=str(tmp_path),
-        num_generations=4,
-        per_device_train_batch_size=8,
-        max_steps=1,
-        max_completion_length=4,
-        report_to=[],
-        use_cpu=True,
-        save_strategy="no",
-        disable_tqdm=True,
-    )
-    GRPOTrainer(model_dirs["qwen3"], [hash_reward], args=args, train_dataset=Dataset.from_list(pool_rows())).train()
+    trl_trainer(model_dirs["qwen3"], tmp_path, num_generations=4, max_completion_length=4).train()

@@ -4,30 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import pool_rows
-from datasets import Dataset
-from trainer_utils import hash_reward, spy
-from trl import GRPOConfig, GRPOTrainer
+from trainer_utils import spy, trl_trainer
 
 from tagrpo.core import clipped_surrogate, pooled_advantages
-
-
-def _trl_trainer(model_dir, out, **overrides):
-    base = dict(
-        output_dir=str(out),
-        per_device_train_batch_size=8,
-        gradient_accumulation_steps=2,
-        max_steps=1,
-        max_completion_length=6,
-        report_to=[],
-        use_cpu=True,
-        save_strategy="no",
-        disable_tqdm=True,
-        seed=0,
-    )
-    base.update(overrides)
-    rows = pool_rows(num_questions=8)
-    return GRPOTrainer(model_dir, [hash_reward], args=GRPOConfig(**base), train_dataset=Dataset.from_list(rows))
 
 
 def _trl_rewards_and_advantages(trainer):
@@ -42,7 +21,7 @@ def _trl_rewards_and_advantages(trainer):
 
 @pytest.mark.parametrize("scale_rewards", ["group", "none"])
 def test_n0_advantages_equal_trl(model_dirs, tmp_path, scale_rewards):
-    trainer = _trl_trainer(model_dirs["qwen3"], tmp_path, num_generations=4, scale_rewards=scale_rewards)
+    trainer = trl_trainer(model_dirs["qwen3"], tmp_path, num_generations=4, scale_rewards=scale_rewards)
     rewards, trl_adv = _trl_rewards_and_advantages(trainer)
     grouped = rewards.view(4, 1, 4)  # (B, N+1, G) with N=0
     assert grouped.std(-1).gt(0).any(), "the check needs at least one mixed group"
@@ -53,7 +32,7 @@ def test_n0_advantages_equal_trl(model_dirs, tmp_path, scale_rewards):
 
 
 def test_pooled_advantages_equal_trl_groups_of_pool_size(model_dirs, tmp_path):
-    trainer = _trl_trainer(model_dirs["qwen3"], tmp_path, num_generations=8)  # (N+1)*G with N=3, G=2
+    trainer = trl_trainer(model_dirs["qwen3"], tmp_path, num_generations=8)  # (N+1)*G with N=3, G=2
     rewards, trl_adv = _trl_rewards_and_advantages(trainer)
     ours = pooled_advantages(rewards.view(2, 4, 2), scope="pool", eps=1e-4).view(-1)
     torch.testing.assert_close(ours, trl_adv, rtol=0, atol=1e-6)
@@ -65,7 +44,7 @@ def test_pooled_advantages_equal_trl_groups_of_pool_size(model_dirs, tmp_path):
     [("grpo", "seq-mean-token-mean"), ("bnpo", "token-mean"), ("dr_grpo", "seq-mean-token-sum-norm")],
 )
 def test_clipped_surrogate_equals_trl_loss(model_dirs, tmp_path, loss_type, agg, kl_weighted):
-    trainer = _trl_trainer(
+    trainer = trl_trainer(
         model_dirs["qwen3"],
         tmp_path,
         num_generations=4,

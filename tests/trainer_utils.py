@@ -59,3 +59,25 @@ def spy(trainer, method, record):
         return result
 
     setattr(trainer, method, wrapped)
+
+
+def trl_trainer(model_dir, out, **overrides):
+    """TRL's own GRPOTrainer on the same tiny model and pool rows (8 questions), for comparisons."""
+    from conftest import pool_rows
+    from trl import GRPOConfig, GRPOTrainer
+
+    base = dict(
+        output_dir=str(out),
+        per_device_train_batch_size=8,
+        gradient_accumulation_steps=2,
+        max_steps=1,
+        max_completion_length=6,
+        report_to=[],
+        use_cpu=True,
+        save_strategy="no",
+        disable_tqdm=True,
+        seed=0,
+    )
+    base.update(overrides)
+    rows = pool_rows(num_questions=8)
+    return GRPOTrainer(model_dir, [hash_reward], args=GRPOConfig(**base), train_dataset=Dataset.from_list(rows))

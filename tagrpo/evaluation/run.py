@@ -15,10 +15,10 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from tagrpo.core import pass_at_k
 from tagrpo.data.jsonl import append_jsonl, read_jsonl
 from tagrpo.data.prompts import TEMPLATES, render_prompt
 from tagrpo.evaluation.diversity import distinct_ngrams, mean_pairwise_cosine_distance
+from tagrpo.evaluation.sampling import pass_at_k_curve
 
 
 @dataclass
@@ -137,7 +137,7 @@ def summarize_counts(records: list[dict], ks: list[int]) -> dict:
     n = np.array([r["n"] for r in records])
     c = np.array([r["correct"] for r in records])
     out = {"questions": len(records), "samples_per_question": int(n.min()) if len(n) else 0}
-    out["pass_at_k"] = {str(k): float(pass_at_k(n, c, k).mean()) for k in ks if len(n) and k <= n.min()}
+    out["pass_at_k"] = pass_at_k_curve(c, n, ks)
     for key in ("lexical_diversity", "embed_diversity", "embed_diversity_correct"):
         values = [r[key] for r in records if r.get(key) is not None]
         if values:

@@ -60,6 +60,12 @@ def correct_counts(responses: list[list[str]], answers: Sequence, is_correct: Ca
     return np.array([sum(is_correct(r, a) for r in rs) for rs, a in zip(responses, answers, strict=True)])
 
 
-def pass_at_k_curve(counts: np.ndarray, n: int, ks: Sequence[int]) -> dict[int, float]:
-    """Mean unbiased pass@k over questions for every k in ``ks`` (k <= n)."""
-    return {int(k): float(pass_at_k(np.full_like(counts, n), counts, k).mean()) for k in ks}
+def pass_at_k_curve(counts: np.ndarray, n, ks: Sequence[int]) -> dict[str, float]:
+    """Mean unbiased pass@k over questions for every k in ``ks``, keyed by ``str(k)`` (as JSON stores it).
+
+    ``n`` is the samples per question, an int or a (Q,) array; a k above the smallest n is left out.
+    """
+    n = np.broadcast_to(np.asarray(n), np.shape(counts))  # (Q,)
+    if not n.size:
+        return {}
+    return {str(k): float(pass_at_k(n, counts, k).mean()) for k in ks if k <= n.min()}

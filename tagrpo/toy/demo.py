@@ -114,9 +114,7 @@ def evaluate(model, tokenizer, rows, cfg: DemoConfig) -> dict:
     counts = correct_counts(responses, [r["answer"] for r in rows], is_correct)
     correct = [[t for t in rs if is_correct(t, r["answer"])] for rs, r in zip(responses, rows, strict=True)]
     return {
-        "pass_at_k": {
-            str(k): v for k, v in pass_at_k_curve(counts, cfg.eval_samples, range(1, cfg.eval_samples + 1)).items()
-        },
+        "pass_at_k": pass_at_k_curve(counts, cfg.eval_samples, range(1, cfg.eval_samples + 1)),
         "diversity": lexical_diversity(responses),
         "diversity_correct": lexical_diversity([c for c in correct if len(c) > 1]),
         "sample": responses[0][:3],

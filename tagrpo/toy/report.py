@@ -102,6 +102,14 @@ def _band(ax, xs, series, color, label, style="-"):
         )
 
 
+def _save(fig, ax, path):
+    """The legend below the axes (off the curves), then the PNG."""
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def _smooth(values, window):
     return [mean(values[max(0, i - window + 1) : i + 1]) for i in range(len(values))]
 
@@ -125,10 +133,7 @@ def plot_uniform_share(results, path):
         ylim=(-0.02, 1.02),
         title=f"Uniform-reward share, moving average of {window} steps ({_seeds(results)})",
     )
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, ax, path)
 
 
 def plot_pass_at_k(results, path):
@@ -140,10 +145,7 @@ def plot_pass_at_k(results, path):
         _band(ax, ks, series, COLORS[m], f"{LABELS[m]} ({runs[0]['rollouts']:,} rollouts)", "o-")
     ax.set_xscale("log", base=2)
     ax.set(xlabel="k", ylabel="pass@k (unbiased)", title=f"Held-out pass@k on q0 ({_seeds(results)})")
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, ax, path)
 
 
 def plot_accuracy_vs_rollouts(results, path):
@@ -158,10 +160,7 @@ def plot_accuracy_vs_rollouts(results, path):
         ylabel=f"held-out pass@1 ({CURVE_QUESTIONS} questions x {CURVE_SAMPLES} samples)",
         title=f"Held-out accuracy against compute ({_seeds(results)})",
     )
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _save(fig, ax, path)
 
 
 def _seeds(results) -> str:
