@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--config", help="flat YAML file of job and trainer keys")
     train.add_argument("overrides", nargs="*", metavar="key=value", help="overrides, parsed as YAML scalars")
     train.set_defaults(func=_train)
-    demo = sub.add_parser("demo", help="GRPO vs TA-GRPO vs equal-sampling GRPO on the embedded world, on CPU")
+    demo = sub.add_parser("demo", help="GRPO, augmentation, equal-sampling and TA-GRPO on the embedded world, on CPU")
     _dataclass_args(demo, DemoConfig)
     demo.add_argument("--quick", action="store_true", help="the CI smoke preset (same as --preset quick)")
     demo.set_defaults(func=_demo)

@@ -98,15 +98,20 @@ def test_quick_demo_runs_end_to_end(tmp_path):
     assert code == 0
     result = json.loads((tmp_path / "metrics.json").read_text())
     runs = result["runs"]
-    assert list(runs) == ["base", "grpo", "ta_grpo", "equal_sampling", "ta_grpo_control"]
-    # 6 steps x 4 questions: G=4 for GRPO, (3+1) x 4 for TA-GRPO and for equal-sampling GRPO
-    assert [runs[m]["rollouts"] for m in ("grpo", "ta_grpo", "equal_sampling")] == [96, 384, 384]
-    for name in ("grpo", "ta_grpo"):
+    assert list(runs) == ["base", "grpo", "augmentation", "equal_sampling", "ta_grpo"]
+    # 6 steps x 4 questions: G=4 for GRPO, (3+1) x 4 for the others
+    assert [runs[m]["rollouts"] for m in list(runs)[1:]] == [96, 384, 384, 384]
+    for name in list(runs)[1:]:
         assert len(runs[name]["steps"]) == 6 and len(runs[name]["curve"]) >= 2
         assert all(0.0 <= v <= 1.0 for v in runs[name]["pass_at_k"].values())
-    for png in ("uniform_share.png", "pass_at_k.png", "accuracy_vs_rollouts.png"):
+        assert runs[name]["completion_tokens"] > runs[name]["rollouts"]  # every completion has several tokens
+    assert runs["augmentation"]["advantage_scope"] == "variant" and runs["augmentation"]["anchor"] == "none"
+    assert set(result["premise"]) == {"symbolic", "words", "narrative", "reordered", "spelled", "renamed"}
+    for png in ("uniform_share.png", "pass_at_k.png", "pass1_vs_rollouts.png"):
         assert (tmp_path / png).stat().st_size > 10_000
-    assert "## Targets" in (tmp_path / "report.md").read_text()
+    report = (tmp_path / "report.md").read_text()
+    assert "Quick preset" in report and "**One seed**" in report and "toy_reproduction.md" in report
+    assert "reproduced" not in report and " met" not in report  # one seed decides nothing
 
 
 @pytest.mark.parametrize("name", ["ta_grpo_qwen3_1.7b_math.yaml", "grpo_qwen3_1.7b_math.yaml"])

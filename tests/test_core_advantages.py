@@ -208,6 +208,7 @@ def test_group_diagnostics_hand_worked():
     )
     # pool: all_zero {q0}, all_one {q1}, zero_std {q0, q1} -> 1/4, 1/4, 2/4.
     # original: all_zero {q0, q2}, all_one {q1}, zero_std {q0, q1, q2} -> 2/4, 1/4, 3/4.
+    # variant groups uniform: q0 both, q1 both, q2 first only, q3 second only -> 6 of 8.
     # rescued {q2} -> 1/4; of the 3 uniform originals -> 1/3.
     # variant 0 rewards 0,0,1,1,0,0,1,0 -> 3/8; variant 1 rewards 0,0,1,1,1,0,1,1 -> 5/8.
     assert group_diagnostics(r) == {
@@ -217,6 +218,7 @@ def test_group_diagnostics_hand_worked():
         "original/all_zero": 0.5,
         "original/all_one": 0.25,
         "original/zero_std": 0.75,
+        "variant/zero_std": 0.75,
         "rescued": 0.25,
         "rescued_of_uniform": 1 / 3,
         "reward/variant_0": 0.375,
@@ -232,6 +234,7 @@ def test_group_diagnostics_nan():
         ]
     )
     # pool: all_zero 1/2, all_one 0, zero_std 1/2. original: all_zero 1/2, all_one 1/2, zero_std 2/2.
+    # every variant group has one valid reward -> uniform: 4/4.
     # rescued {q1} -> 1/2, of 2 uniform originals -> 1/2.
     # variant 0 valid [0, 1] -> 0.5; variant 1 valid [0, 0] -> 0.
     d = group_diagnostics(r)
@@ -242,6 +245,7 @@ def test_group_diagnostics_nan():
         "original/all_zero": 0.5,
         "original/all_one": 0.5,
         "original/zero_std": 1.0,
+        "variant/zero_std": 1.0,
         "rescued": 0.5,
         "rescued_of_uniform": 0.5,
         "reward/variant_0": 0.5,
@@ -268,6 +272,7 @@ def test_group_diagnostics_non_binary_uniform_and_all_nan():
         ]
     )
     # pool zero_std {q0, q1} -> 2/3; original zero_std {q0, q1, q2} -> 1; rescued {q2} -> 1/3 and 1/3.
+    # variant groups: all uniform but q2's second [0.5, 1.0] -> 5/6.
     # variant 0 valid 0.5 x4 -> 0.5; variant 1 valid 0.5, 0.5, 0.5, 1.0 -> 0.625.
     d = group_diagnostics(r)
     assert d == pytest.approx(
@@ -278,6 +283,7 @@ def test_group_diagnostics_non_binary_uniform_and_all_nan():
             "original/all_zero": 0.0,
             "original/all_one": 0.0,
             "original/zero_std": 1.0,
+            "variant/zero_std": 5 / 6,
             "rescued": 1 / 3,
             "rescued_of_uniform": 1 / 3,
             "reward/variant_0": 0.5,

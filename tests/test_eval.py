@@ -47,11 +47,10 @@ def _patch_engine(monkeypatch, fail_on_call=None):
 
 
 @pytest.fixture(scope="module")
-def toy_base(tmp_path_factory):
-    from tagrpo.toy.pretrain import PretrainConfig, pretrain_base
+def toy_base():
+    from tagrpo.toy.pretrain import SHIPPED
 
-    out = tmp_path_factory.mktemp("toy_base")
-    return pretrain_base(PretrainConfig(output_dir=str(out), steps=40, corpus_size=2000, hidden_size=64, num_layers=2))
+    return str(SHIPPED)
 
 
 def test_eval_on_the_toy_world(toy_base, tmp_path):

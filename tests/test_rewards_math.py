@@ -260,3 +260,14 @@ def test_registry():
     assert get_reward("math") is math_reward and get_reward("choice") is choice_reward
     with pytest.raises(ValueError, match="'math', 'choice'"):
         get_reward("code")
+
+
+def test_integers_compare_without_sympy(monkeypatch):
+    import tagrpo.rewards.math as m
+
+    def boom(*args, **kwargs):
+        raise AssertionError("math-verify was called for two integers")
+
+    monkeypatch.setattr(m, "parse", boom)
+    assert m.answers_match("12", "012") and m.answers_match("+5", "5") and m.answers_match("-0", "0")
+    assert not m.answers_match("12", "13") and not m.is_correct("so \\boxed{10}", "9")

@@ -1,4 +1,4 @@
-"""The embedded world: equivalent renderings (property tests), tokenizer round trip, pretraining lowers the loss."""
+"""The embedded world: equivalent renderings (property tests), splits, tokenizers, pretraining, the shipped base."""
 
 from __future__ import annotations
 
@@ -8,19 +8,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tagrpo.toy import build_char_tokenizer, build_tiny_model
-from tagrpo.toy.pretrain import PretrainConfig, pretrain, pretrain_base
+from tagrpo.toy.pretrain import SHIPPED, PretrainConfig, pretrain, pretrain_base, resolve_base
+from tagrpo.toy.tokenizer import build_world_tokenizer
 from tagrpo.toy.world import (
     FORMS,
     ITEMS,
     NAMES,
     NARRATIVE_FORMS,
     PLANS,
+    WORDS,
     Problem,
     corpus,
     parse,
     question_rows,
     render,
     rephrase,
+    split_of,
+    tokenizer_texts,
 )
 
 problems = st.builds(
@@ -78,6 +82,19 @@ def test_question_rows_and_corpus_mix():
     assert 0.87 < symbolic < 0.93
 
 
+def test_splits_are_disjoint_and_pretraining_never_sees_a_test_triple():
+    triples = [(a, b, c) for a in range(10) for b in range(10) for c in range(min(9, a + b) + 1)]
+    test = {t for t in triples if split_of(*t) == "test"}
+    assert len(triples) == 835 and len(test) == 163  # about one in five, fixed by the hash
+    held = {parse(r["prompt"]) for r in question_rows(200, seed=5, num_rephrasings=0, split="test")}
+    train = {parse(r["prompt"]) for r in question_rows(400, seed=5, num_rephrasings=0)}
+    assert held <= test and not train & test and len(held) > 100
+    assert not {parse(q) for q, _ in corpus(3000, 1, {f: 1.0 for f in FORMS})} & test
+    assert question_rows(20, seed=9, split="test") == question_rows(40, seed=9, split="test")[:20]
+    with pytest.raises(ValueError, match="'train', 'test'"):
+        question_rows(2, seed=0, split="valid")
+
+
 def test_unknown_form_and_plan_list_valid_ones():
     with pytest.raises(ValueError, match="'symbolic', 'words', 'narrative'"):
         render(Problem(1, 2, 0), "latin")
@@ -98,6 +115,35 @@ def test_tokenizer_round_trip(tmp_path):
     loaded = AutoTokenizer.from_pretrained(tmp_path)
     assert loaded(text)["input_ids"] == ids and loaded.decode(ids) == text
     assert tok.decode(tok("é")["input_ids"]) == "<unk>"
+
+
+def test_world_tokenizer_makes_words_single_tokens_and_round_trips():
+    tok = build_world_tokenizer(tokenizer_texts(200))
+    assert [tok.convert_ids_to_tokens(i) for i in range(3)] == ["<pad>", "<eos>", "<unk>"]
+    q0 = render(Problem(3, 5, 2, "Zoe", "shells"), "spelled")
+    pieces = [tok.decode([i]) for i in tok(q0)["input_ids"]]
+    assert pieces[:4] == ["Zoe", " has", " three", " shells"] and len(pieces) == 17
+    solution = Problem(9, 9, 9).solution()  # ' 9+9=18; 18-9=9. \\boxed{9}': digits stay single
+    ids = tok(solution)["input_ids"]
+    assert [tok.decode([i]) for i in ids][:6] == [" ", "9", "+", "9", "=", "1"] and "\\boxed{" in tok.decode(ids)
+    for word in [*(f" {w}" for w in WORDS + ITEMS), *NAMES]:  # names open the question, without a space
+        assert len(tok(word)["input_ids"]) == 1, word
+    for text in (q0 + solution, "Other text ~ with {braces}\n\t and digits 12345"):
+        assert tok.decode(tok(text)["input_ids"]) == text
+    assert tok.get_vocab() == build_world_tokenizer(tokenizer_texts(200)).get_vocab()  # deterministic
+
+
+def test_shipped_base_matches_the_default_recipe_and_holds_the_premise(tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tagrpo.toy.demo import premise
+
+    assert resolve_base(None, str(tmp_path / "unused")) == str(SHIPPED)  # the marker matches PretrainConfig()
+    assert not (tmp_path / "unused").exists()
+    model, tok = AutoModelForCausalLM.from_pretrained(SHIPPED), AutoTokenizer.from_pretrained(SHIPPED)
+    acc = premise(model, tok, seed=0, max_new_tokens=28)
+    # q0's spelled form is hard, its symbolic rephrasing easy; renaming keeps the difficulty (64 questions x 8).
+    assert acc["symbolic"] - acc["spelled"] > 0.25 and abs(acc["renamed"] - acc["spelled"]) < 0.1
 
 
 def test_pretraining_on_a_micro_corpus_lowers_the_loss():

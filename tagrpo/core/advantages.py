@@ -72,6 +72,8 @@ def group_diagnostics(rewards: torch.Tensor) -> dict[str, float]:
         every valid reward 0, every valid reward 1, or all valid rewards equal;
         ``original/all_zero``, ``original/all_one``, ``original/zero_std``: the same for q0's G responses alone
         (what plain GRPO sees);
+        ``variant/zero_std``: share of the B*(N+1) prompt groups (each variant's G responses) with all valid
+        rewards equal, what per-variant normalisation sees;
         ``rescued``: share of questions whose original sub-group is uniform but whose pool is mixed;
         ``rescued_of_uniform``: the same count divided by the number of uniform original sub-groups;
         ``reward/variant_{n}``: mean valid reward of variant n (0 = original).
@@ -94,6 +96,8 @@ def group_diagnostics(rewards: torch.Tensor) -> dict[str, float]:
         out[f"{name}/all_one"] = all_one.float().mean().item()
         out[f"{name}/zero_std"] = uni.float().mean().item()
         uniform[name] = uni
+    _, _, _, per_variant = _group_stats(rewards.reshape(b * v, g))  # (B*(N+1), 1)
+    out["variant/zero_std"] = per_variant.float().mean().item()
     rescued = uniform["original"] & ~uniform["pool"]  # (B,)
     out["rescued"] = rescued.float().mean().item()
     n_uniform = int(uniform["original"].sum())

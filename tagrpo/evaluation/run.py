@@ -70,7 +70,7 @@ def load_eval_rows(name: str, data_dir: str | None, limit: int | None) -> list[d
 
         rows = [
             {"id": r["id"], "question": r["prompt"], "answer": r["answer"], "reward": "math"}
-            for r in question_rows(64, seed=2000, num_rephrasings=0)
+            for r in question_rows(64, seed=2000, num_rephrasings=0, split="test")
         ]
     else:
         from tagrpo.data.benchmarks import load_benchmark

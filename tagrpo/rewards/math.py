@@ -47,6 +47,7 @@ _WORD_UNIT = re.compile(
     r"(?:\s*\^\s*\{?\d\}?)?\s*$"
 )
 _PERCENT = re.compile(r"\s*\\?%\s*$")
+_INTEGER = re.compile(r"[+-]?\d+")
 
 
 def extract_boxed(text: str) -> str | None:
@@ -128,6 +129,8 @@ def _timeouts(seconds: float | None) -> int | None:
 def _equivalent(gold: str, pred: str, timeout: int | None) -> bool:
     if gold == pred:
         return True
+    if _INTEGER.fullmatch(gold) and _INTEGER.fullmatch(pred):
+        return int(gold) == int(pred)  # what math-verify concludes, without sympy
     gold_parsed = parse(f"${gold}$", parsing_timeout=timeout)
     pred_parsed = parse(f"${pred}$", parsing_timeout=timeout)
     if not gold_parsed or not pred_parsed:

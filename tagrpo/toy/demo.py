@@ -1,41 +1,62 @@
-"""``tagrpo demo``: GRPO, TA-GRPO and equal-sampling GRPO from one pretrained base, on the embedded world.
+"""``tagrpo demo``: the arms of ``tagrpo.toy.arms`` from one pretrained base, on the embedded world.
 
-Every method trains with the same ``run_train`` (TAGRPOTrainer, math reward) that ``tagrpo train`` uses on a real
-model, on the same questions, for the same number of steps; what differs is the configuration and so the
-rollouts spent, which every table and plot states. A control run gives TA-GRPO rephrasings that only rename the
-person and the item, so they do not change the difficulty.
+Every arm trains with the same ``run_train`` (TAGRPOTrainer, math reward) that ``tagrpo train`` uses on a real
+model, with the same learning rate, questions per step, completion length and seed; what differs is the arm's
+configuration and so the rollouts spent, which every table and plot states. A seed fixes the training questions,
+the held-out questions, the RL sampling and the evaluation sampling, so two arms of one seed are paired.
+
+Evaluation is on held-out q0 prompts (spelled-out narratives of number triples never seen in pretraining or
+training): pass@k for k = 1..``eval_samples`` (unbiased), the per-question correct counts (for intervals) and the
+lexical diversity of the responses. The base model is also scored on every surface form of the same held-out
+problems, which is the premise of the method: q0's form is hard, some rephrased forms are easy.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import random
 import time
 from dataclasses import asdict, dataclass
 
 import torch
+import transformers
 from rich.console import Console
 from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 
+from tagrpo.core import check_mode
 from tagrpo.evaluation import correct_counts, lexical_diversity, pass_at_k_curve, sample_responses
 from tagrpo.rewards import is_correct
-from tagrpo.toy.pretrain import PretrainConfig, pretrain_base
-from tagrpo.toy.world import question_rows
+from tagrpo.toy.arms import ARMS, arm_settings
+from tagrpo.toy.pretrain import resolve_base
+from tagrpo.toy.world import FORMS, question_rows, render, rephrase, sample_problem
 
-# rephrase: N rephrasings (else N=0); match_rollouts: (N+1)*G generations per question (else G); plan: which
-# rephrasings (tagrpo.toy.world.PLANS)
-METHODS = {
-    "grpo": {"rephrase": False, "match_rollouts": False, "plan": "main"},
-    "ta_grpo": {"rephrase": True, "match_rollouts": False, "plan": "main"},
-    "equal_sampling": {"rephrase": False, "match_rollouts": True, "plan": "main"},
-    "ta_grpo_control": {"rephrase": True, "match_rollouts": False, "plan": "control"},
-}
+DEMO_ARMS = ("grpo", "augmentation", "equal_sampling", "ta_grpo")
 PRESETS = {
-    "quick": dict(pretrain_steps=60, rl_steps=6, train_questions=64, eval_questions=32, eval_samples=8, checkpoints=2),
+    "quick": dict(
+        rl_steps=6, train_questions=16, questions_per_step=4, eval_questions=32, eval_samples=8, checkpoints=2
+    ),
     "default": dict(
-        pretrain_steps=300, rl_steps=60, train_questions=512, eval_questions=128, eval_samples=16, checkpoints=4
+        rl_steps=100, train_questions=128, questions_per_step=8, eval_questions=128, eval_samples=16, checkpoints=4
     ),
 }
+CURVE_QUESTIONS, CURVE_SAMPLES = 64, 8
+PREMISE_QUESTIONS, PREMISE_SAMPLES = 64, 8
+STEP_KEYS = (
+    "step",
+    "reward",
+    "completions/mean_length",
+    "tagrpo/rollouts",
+    "tagrpo/original/all_zero",
+    "tagrpo/original/all_one",
+    "tagrpo/original/zero_std",
+    "tagrpo/pool/all_zero",
+    "tagrpo/pool/all_one",
+    "tagrpo/pool/zero_std",
+    "tagrpo/variant/zero_std",
+    "tagrpo/rescued",
+)
 
 
 @dataclass
@@ -43,110 +64,120 @@ class DemoConfig:
     """Settings of ``tagrpo demo``. Fields left at None take the preset's value."""
 
     output_dir: str = "outputs/demo"
-    base_dir: str | None = None  # the pretrained base model; default output_dir/base
+    base_dir: str | None = None  # the pretrained base; default: the shipped checkpoint (tagrpo.toy.base)
     preset: str = "default"
     seed: int = 0
-    base_seed: int = 0
-    methods: str = "grpo,ta_grpo,equal_sampling,ta_grpo_control"
-    pretrain_steps: int | None = None
+    arms: str = ",".join(DEMO_ARMS)
     rl_steps: int | None = None
     train_questions: int | None = None
+    questions_per_step: int | None = None
     eval_questions: int | None = None
     eval_samples: int | None = None
     checkpoints: int | None = None
     num_rephrasings: int = 3
     num_generations: int = 4
-    questions_per_step: int = 4
-    learning_rate: float = 2e-5
-    max_completion_length: int = 32
+    learning_rate: float = 3e-5
+    max_completion_length: int = 28
 
     def __post_init__(self):
-        if self.preset not in PRESETS:
-            raise ValueError(f"preset={self.preset!r} is not valid; expected one of: {', '.join(map(repr, PRESETS))}")
+        check_mode("preset", self.preset, tuple(PRESETS))
         for key, value in PRESETS[self.preset].items():
             if getattr(self, key) is None:
                 setattr(self, key, value)
-        unknown = [m for m in self.method_list if m not in METHODS]
-        if unknown:
-            raise ValueError(f"unknown methods {unknown}; expected some of: {', '.join(METHODS)}")
+        for name in self.arm_list:
+            check_mode("arm", name, tuple(ARMS))
 
     @property
-    def method_list(self) -> list[str]:
-        return [m.strip() for m in self.methods.split(",") if m.strip()]
+    def arm_list(self) -> list[str]:
+        return [m.strip() for m in self.arms.split(",") if m.strip()]
+
+    def settings(self, arm: str) -> dict:
+        return arm_settings(arm, self.num_rephrasings, self.num_generations, self.rl_steps, self.train_questions)
 
 
-CURVE_QUESTIONS, CURVE_SAMPLES = 64, 8
+def evaluate(model, tokenizer, rows: list[dict], samples: int, max_new_tokens: int, seed: int) -> dict:
+    """pass@k for k = 1..samples, per-question correct counts and lexical diversity on ``rows``' prompts."""
+    responses = sample_responses(
+        model, tokenizer, [r["prompt"] for r in rows], samples, max_new_tokens=max_new_tokens, seed=seed, progress=False
+    )
+    counts = correct_counts(responses, [r["answer"] for r in rows], is_correct)
+    return {
+        "pass_at_k": pass_at_k_curve(counts, samples, range(1, samples + 1)),
+        "counts": counts.tolist(),
+        "samples": samples,
+        "diversity": lexical_diversity(responses),
+        "example": responses[0][:3],
+    }
 
 
 class HeldOutCurve(TrainerCallback):
-    """pass@1 on the first CURVE_QUESTIONS held-out questions (CURVE_SAMPLES samples each) at a few steps, against
-    the rollouts spent so far."""
+    """pass@1 and pass@CURVE_SAMPLES on the first CURVE_QUESTIONS held-out questions at a few steps, against the
+    rollouts spent so far."""
 
     def __init__(self, held_out: list[dict], steps: set[int], max_new_tokens: int, seed: int):
         self.rows, self.steps = held_out[:CURVE_QUESTIONS], steps
         self.max_new_tokens, self.seed = max_new_tokens, seed
         self.points: list[dict] = []
 
-    def measure(self, model, tokenizer) -> float:
-        prompts = [r["prompt"] for r in self.rows]
-        responses = sample_responses(
-            model, tokenizer, prompts, CURVE_SAMPLES, max_new_tokens=self.max_new_tokens, seed=self.seed, progress=False
-        )
-        counts = correct_counts(responses, [r["answer"] for r in self.rows], is_correct)
-        return float(counts.mean() / CURVE_SAMPLES)
+    def measure(self, model, tokenizer) -> dict:
+        result = evaluate(model, tokenizer, self.rows, CURVE_SAMPLES, self.max_new_tokens, self.seed)
+        return {"pass@1": result["pass_at_k"]["1"], f"pass@{CURVE_SAMPLES}": result["pass_at_k"][str(CURVE_SAMPLES)]}
 
     def on_log(self, args, state, control, logs=None, model=None, processing_class=None, **kwargs):
         if logs and "tagrpo/rollouts" in logs and state.global_step in self.steps:
             point = {"step": state.global_step, "rollouts": logs["tagrpo/rollouts"]}
-            self.points.append({**point, "pass@1": self.measure(model, processing_class)})
+            self.points.append({**point, **self.measure(model, processing_class)})
 
 
-def evaluate(model, tokenizer, rows, cfg: DemoConfig) -> dict:
-    """pass@k for k = 1..eval_samples (unbiased) and lexical diversity on held-out q0 prompts."""
-    responses = sample_responses(
-        model,
-        tokenizer,
-        [r["prompt"] for r in rows],
-        cfg.eval_samples,
-        max_new_tokens=cfg.max_completion_length,
-        seed=cfg.seed,
-    )
-    counts = correct_counts(responses, [r["answer"] for r in rows], is_correct)
-    correct = [[t for t in rs if is_correct(t, r["answer"])] for rs, r in zip(responses, rows, strict=True)]
-    return {
-        "pass_at_k": pass_at_k_curve(counts, cfg.eval_samples, range(1, cfg.eval_samples + 1)),
-        "diversity": lexical_diversity(responses),
-        "diversity_correct": lexical_diversity([c for c in correct if len(c) > 1]),
-        "sample": responses[0][:3],
-    }
+def premise(model, tokenizer, seed: int, max_new_tokens: int) -> dict:
+    """The base model's pass@1 on held-out problems in every form, and in the control's renamed q0."""
+    rng = random.Random(3000 + seed)
+    problems = [sample_problem(rng, "test") for _ in range(PREMISE_QUESTIONS)]
+    prompts = {form: [render(p, form) for p in problems] for form in FORMS}
+    prompts["renamed"] = [rephrase(p, 1, "control")[0] for p in problems]
+    out = {}
+    for form, texts in prompts.items():
+        rows = [{"prompt": t, "answer": str(p.answer)} for t, p in zip(texts, problems, strict=True)]
+        out[form] = evaluate(model, tokenizer, rows, PREMISE_SAMPLES, max_new_tokens, seed)["pass_at_k"]["1"]
+    return out
 
 
-def train_method(name: str, cfg: DemoConfig, base: str, data_dir: str, held_out: list[dict]) -> dict:
+def write_rows(path: str, rows: list[dict]) -> str:
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    return path
+
+
+def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], console: Console) -> dict:
     from tagrpo.trainer.config import TAGRPOConfig
     from tagrpo.trainer.run import TrainJob, run_train
 
-    method = METHODS[name]
-    plan = method["plan"]
-    n = cfg.num_rephrasings if method["rephrase"] else 0
-    g = cfg.num_generations * (cfg.num_rephrasings + 1 if method["match_rollouts"] else 1)
-    pool = (n + 1) * g
+    s = cfg.settings(name)
     run_dir = os.path.join(cfg.output_dir, "runs", name)
+    os.makedirs(run_dir, exist_ok=True)
+    rows = question_rows(
+        s["train_questions"], seed=1000 + cfg.seed, num_rephrasings=cfg.num_rephrasings, plan=s["plan"]
+    )
+    data = write_rows(os.path.join(run_dir, "train.jsonl"), rows)
     metrics_path = os.path.join(run_dir, "metrics.jsonl")
     if os.path.exists(metrics_path):
         os.remove(metrics_path)
-    every = max(1, cfg.rl_steps // cfg.checkpoints)
-    steps = set(range(every, cfg.rl_steps + 1, every)) | {cfg.rl_steps}
-    curve = HeldOutCurve(held_out, steps, cfg.max_completion_length, cfg.seed)
+    every = max(1, s["max_steps"] // cfg.checkpoints)
+    curve = HeldOutCurve(held_out, set(range(every, s["max_steps"] + 1, every)), cfg.max_completion_length, cfg.seed)
+    pool = (s["num_rephrasings"] + 1) * s["num_generations"]
     config = TAGRPOConfig(
         output_dir=run_dir,
-        num_rephrasings=n,
-        num_generations=g,
+        num_rephrasings=s["num_rephrasings"],
+        num_generations=s["num_generations"],
+        advantage_scope=s["advantage_scope"],
+        anchor=s["anchor"],
         per_device_train_batch_size=cfg.questions_per_step * pool,
         max_completion_length=cfg.max_completion_length,
-        max_steps=cfg.rl_steps,
+        max_steps=s["max_steps"],
         learning_rate=cfg.learning_rate,
         lr_scheduler_type="constant",
         logging_steps=1,
+        console_every=0,
         report_to=[],
         save_strategy="no",
         seed=cfg.seed,
@@ -157,56 +188,65 @@ def train_method(name: str, cfg: DemoConfig, base: str, data_dir: str, held_out:
         disable_tqdm=False,
         shuffle_dataset=True,
     )
-    job = TrainJob(model=base, data=os.path.join(data_dir, f"train_{plan}.jsonl"), template="plain")
+    what = ""
+    if s["num_rephrasings"]:
+        what = f"N={s['num_rephrasings']} ({s['plan']}), scope={s['advantage_scope']}, anchor={s['anchor']}, "
+    console.print(
+        f"[bold]{ARMS[name].label}[/bold]: {what}G={s['num_generations']}, {s['max_steps']} steps x "
+        f"{cfg.questions_per_step} of {s['train_questions']} questions"
+    )
     start = time.perf_counter()
-    trainer = run_train(job, config, callbacks=[curve])
+    trainer = run_train(TrainJob(model=base, data=data, template="plain"), config, callbacks=[curve])
     wall = time.perf_counter() - start
     with open(metrics_path, encoding="utf-8") as f:
-        steps = [r for r in map(json.loads, f) if "tagrpo/rollouts" in r]
-    final = evaluate(trainer.model, trainer.processing_class, held_out, cfg)
+        steps = [{k: r[k] for k in STEP_KEYS if k in r} for r in map(json.loads, f) if "tagrpo/rollouts" in r]
+    rows_per_step = cfg.questions_per_step * pool
+    final = evaluate(
+        trainer.model, trainer.processing_class, held_out, cfg.eval_samples, cfg.max_completion_length, cfg.seed
+    )
     return {
-        "method": name,
-        "num_rephrasings": n,
-        "num_generations": g,
-        "rephrasing_plan": plan,
+        "arm": name,
+        **s,
         "rollouts": trainer.rollouts,
+        "completion_tokens": round(sum(st["completions/mean_length"] * rows_per_step for st in steps)),
         "wall_s": wall,
         "steps": steps,
         "curve": curve.points,
+        "curve_questions": len(curve.rows),
         **final,
     }
 
 
 def run_demo(cfg: DemoConfig, console: Console | None = None) -> dict:
+    """Train every arm of ``cfg`` from the base, evaluate, write metrics.json, report.md and the plots."""
     from tagrpo.toy.report import write_report
 
     console = console or Console()
+    start = time.perf_counter()
+    transformers.utils.logging.disable_progress_bar()
+    logging.getLogger("tagrpo.trainer.run").setLevel(logging.WARNING)  # the rephrasing counts of every arm
     os.makedirs(cfg.output_dir, exist_ok=True)
-    base = pretrain_base(
-        PretrainConfig(
-            output_dir=cfg.base_dir or os.path.join(cfg.output_dir, "base"),
-            steps=cfg.pretrain_steps,
-            seed=cfg.base_seed,
-        ),
-        console,
-    )
-    data_dir = os.path.join(cfg.output_dir, "data")
-    os.makedirs(data_dir, exist_ok=True)
-    for plan in ("main", "control"):
-        rows = question_rows(cfg.train_questions, seed=1000 + cfg.base_seed, plan=plan)
-        with open(os.path.join(data_dir, f"train_{plan}.jsonl"), "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(r) + "\n" for r in rows)
-    held_out = question_rows(cfg.eval_questions, seed=2000 + cfg.base_seed, num_rephrasings=0)
+    base = resolve_base(cfg.base_dir, os.path.join(cfg.output_dir, "base"), console)
+    held_out = question_rows(cfg.eval_questions, seed=2000 + cfg.seed, num_rephrasings=0, split="test")
     tokenizer = AutoTokenizer.from_pretrained(base)
     base_model = AutoModelForCausalLM.from_pretrained(base)
-    base_eval = evaluate(base_model, tokenizer, held_out, cfg)
+    console.print(f"evaluating the base model on {cfg.eval_questions} held-out questions x {cfg.eval_samples} samples")
+    base_eval = evaluate(base_model, tokenizer, held_out, cfg.eval_samples, cfg.max_completion_length, cfg.seed)
     base_curve = HeldOutCurve(held_out, set(), cfg.max_completion_length, cfg.seed).measure(base_model, tokenizer)
-    runs = {"base": {"method": "base", "rollouts": 0, **base_eval}}
-    for name in cfg.method_list:
+    base_premise = premise(base_model, tokenizer, cfg.seed, cfg.max_completion_length)
+    runs = {"base": {"arm": "base", "rollouts": 0, "completion_tokens": 0, **base_eval}}
+    for name in cfg.arm_list:
         console.rule(f"[bold]{name}")
-        runs[name] = train_method(name, cfg, base, data_dir, held_out)
-        runs[name]["curve"].insert(0, {"step": 0, "rollouts": 0, "pass@1": base_curve})
-    result = {"config": asdict(cfg), "machine": machine(), "runs": runs}
+        runs[name] = train_arm(name, cfg, base, held_out, console)
+        runs[name]["curve"].insert(0, {"step": 0, "rollouts": 0, **base_curve})
+    result = {
+        "config": asdict(cfg),
+        "base_dir": base,
+        "machine": machine(),
+        "premise": base_premise,
+        "runs": runs,
+        "wall_s": time.perf_counter() - start,
+    }
     with open(os.path.join(cfg.output_dir, "metrics.json"), "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
     write_report(cfg.output_dir, [result], console)
@@ -222,6 +262,7 @@ def machine() -> dict:
     return {
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "trl": trl.__version__,

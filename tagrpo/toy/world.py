@@ -16,12 +16,17 @@ Forms:
 
 The ``main`` rephrasing plan turns a ``spelled`` original into symbolic, narrative and words renderings; the
 ``control`` plan only renames the person and the item, keeping the original's form and so its difficulty.
+
+Splits: every number triple ``(a, b, c)`` belongs to ``train`` or ``test`` (about one in five) by a fixed hash
+(``split_of``). The pretraining corpus and the RL training questions come from the train triples only, so the
+held-out questions are problems the model has never seen in any form.
 """
 
 from __future__ import annotations
 
 import random
 import re
+import zlib
 from dataclasses import dataclass
 
 WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -59,10 +64,23 @@ class Problem:
         return Problem(self.a, self.b, self.c, name, item)
 
 
-def sample_problem(rng: random.Random) -> Problem:
-    a, b = rng.randrange(10), rng.randrange(10)
-    c = rng.randrange(min(9, a + b) + 1)
-    return Problem(a, b, c, rng.choice(NAMES), rng.choice(ITEMS))
+SPLITS = ("train", "test")
+
+
+def split_of(a: int, b: int, c: int) -> str:
+    """``test`` for about one triple in five (a fixed hash), else ``train``."""
+    return "test" if zlib.crc32(f"{a},{b},{c}".encode()) % 5 == 0 else "train"
+
+
+def sample_problem(rng: random.Random, split: str | None = None) -> Problem:
+    """A uniformly drawn problem, from the given split's triples (any triple when ``split`` is None)."""
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"split={split!r} is not valid; expected one of: {', '.join(map(repr, SPLITS))}")
+    while True:
+        a, b = rng.randrange(10), rng.randrange(10)
+        c = rng.randrange(min(9, a + b) + 1)
+        if split is None or split_of(a, b, c) == split:
+            return Problem(a, b, c, rng.choice(NAMES), rng.choice(ITEMS))
 
 
 def render(p: Problem, form: str) -> str:
@@ -119,12 +137,22 @@ def rephrase(p: Problem, num_rephrasings: int, plan: str = "main", original: str
     return out
 
 
-def question_rows(count: int, seed: int, num_rephrasings: int = 3, plan: str = "main", original: str = "spelled"):
-    """Rows for ``tagrpo train``: ``id``, ``prompt`` (q0 in the ``original`` form), ``answer``, ``rephrasings``."""
+def question_rows(
+    count: int,
+    seed: int,
+    num_rephrasings: int = 3,
+    plan: str = "main",
+    original: str = "spelled",
+    split: str = "train",
+):
+    """Rows for ``tagrpo train``: ``id``, ``prompt`` (q0 in the ``original`` form), ``answer``, ``rephrasings``.
+
+    The first ``k`` rows of a call are the rows of the same call with ``count=k``.
+    """
     rng = random.Random(seed)
     rows = []
     for i in range(count):
-        p = sample_problem(rng)
+        p = sample_problem(rng, split)
         rows.append(
             {
                 "id": f"w{seed}-{i}",
@@ -137,11 +165,23 @@ def question_rows(count: int, seed: int, num_rephrasings: int = 3, plan: str = "
 
 
 def corpus(count: int, seed: int, mix: dict[str, float]) -> list[tuple[str, str]]:
-    """(question, solution) pairs for pretraining, the forms drawn with the weights of ``mix``."""
+    """(question, solution) pairs for pretraining from the train triples, the forms drawn with the weights of
+    ``mix``."""
     rng = random.Random(seed)
     forms, weights = zip(*mix.items(), strict=True)
     pairs = []
     for _ in range(count):
-        p = sample_problem(rng)
+        p = sample_problem(rng, "train")
         pairs.append((render(p, rng.choices(forms, weights)[0]), p.solution()))
     return pairs
+
+
+def tokenizer_texts(count: int = 500, seed: int = 0) -> list[str]:
+    """Every form of ``count`` problems with their solutions, renamed too: the texts the world's BPE merges are
+    learned from, so that every word of every form (q0's included) is one token."""
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        p = sample_problem(rng, "train")
+        texts.extend(render(p, form) + p.solution() for form in FORMS)
+    return texts

@@ -42,6 +42,10 @@ class TAGRPOConfig(GRPOConfig):
         default="metrics.jsonl",
         metadata={"help": "File in output_dir receiving one JSON line per log step; None disables it."},
     )
+    console_every: int = field(
+        default=1,
+        metadata={"help": "Print the compact console line of every K-th log step (0: never; the bar stays)."},
+    )
 
     def __post_init__(self):
         super().__post_init__()
@@ -50,6 +54,8 @@ class TAGRPOConfig(GRPOConfig):
         check_mode("rephrasing_policy", self.rephrasing_policy, SHORT_POLICIES)
         check_mode("scale_rewards", self.scale_rewards, ("group", "none"))
         check_mode("multi_objective_aggregation", self.multi_objective_aggregation, ("sum_then_normalize",))
+        if self.console_every < 0:
+            raise ValueError(f"console_every must be >= 0, got {self.console_every}")
         if self.num_rephrasings < 0:
             raise ValueError(f"num_rephrasings must be >= 0, got {self.num_rephrasings}")
         if self.generation_batch_size % self.pool_size != 0:

@@ -29,11 +29,14 @@ def _clean(value):
 
 class MetricsLogger(TrainerCallback):
     """Append every log of the main process to ``output_dir/filename`` (flushed, so a crash loses nothing) and
-    print a compact line of the TA-GRPO diagnostics."""
+    print a compact line of the TA-GRPO diagnostics every ``every``-th log (never for 0)."""
 
-    def __init__(self, output_dir: str, filename: str = "metrics.jsonl", console: Console | None = None):
+    def __init__(
+        self, output_dir: str, filename: str = "metrics.jsonl", console: Console | None = None, every: int = 1
+    ):
         self.path = os.path.join(output_dir, filename)
         self.console = console or Console(stderr=True)
+        self.every, self.logged = every, 0
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:
@@ -44,7 +47,8 @@ class MetricsLogger(TrainerCallback):
             f.write(json.dumps(record) + "\n")
             f.flush()
         shown = [f"{label}={logs[key]:.4g}" for key, label in CONSOLE_KEYS if isinstance(logs.get(key), float | int)]
-        if shown:
+        self.logged += bool(shown)
+        if shown and self.every and self.logged % self.every == 0:
             self.console.print(f"[bold]step {state.global_step}[/bold] " + "  ".join(shown))
 
 

@@ -60,7 +60,9 @@ class TAGRPOTrainer(GRPOTrainer):
         self.rollouts = 0
         self._throughput_mark = (time.perf_counter(), 0)
         if args.metrics_jsonl:
-            self.add_callback(MetricsLogger(args.output_dir, args.metrics_jsonl, console=_CONSOLE))
+            self.add_callback(
+                MetricsLogger(args.output_dir, args.metrics_jsonl, console=_CONSOLE, every=args.console_every)
+            )
             # The compact line above and metrics.jsonl replace transformers' printing of every log dict.
             self.remove_callback(PrinterCallback)
             self.remove_callback(ProgressCallback)

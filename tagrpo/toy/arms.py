@@ -1,0 +1,72 @@
+"""The arms of the embedded-world comparison: each one a configuration of the one ``TAGRPOTrainer``.
+
+The demo and ``benchmarks/toy_reproduction.py`` read their arms from ``ARMS`` and turn one into trainer settings
+with ``arm_settings``, so both compare the same things. With N rephrasings, G samples per prompt, S steps and Q
+training questions (B questions per step), an arm spends ``steps * B * samples`` rollouts:
+
+| arm | rephrasings | samples per question | steps | questions |
+|---|---|---|---|---|
+| ``grpo`` | none | G | S | Q |
+| ``grpo_long`` | none | G | (N+1)·S | Q |
+| ``equal_sampling`` | none | (N+1)·G of q0 | S | Q |
+| ``grpo_more_data`` | none | G | 2.5·S | 2.5·Q |
+| ``augmentation`` | main, each variant its own group, conditioned on itself | (N+1)·G | S | Q |
+| ``pooled_no_anchor`` | main, pooled, conditioned on the generating prompt | (N+1)·G | S | Q |
+| ``ta_grpo`` | main, pooled, anchored on q0 | (N+1)·G | S | Q |
+| ``ta_grpo_control`` | control (renaming only), pooled, anchored on q0 | (N+1)·G | S | Q |
+
+``grpo_long`` spends TA-GRPO's rollouts by training longer (the compute-matched baseline), ``grpo_more_data``
+trains as many epochs as GRPO on 2.5 times as many questions (the paper's data-efficiency comparison).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tagrpo.core import check_mode
+
+
+@dataclass(frozen=True)
+class Arm:
+    label: str
+    plan: str | None = None  # rephrasing plan of tagrpo.toy.world.PLANS; None: no rephrasings (N=0)
+    advantage_scope: str = "pool"
+    anchor: str = "original"
+    wide: bool = False  # (N+1)*G samples of q0 per question instead of G
+    long: bool = False  # (N+1) times the preset's steps
+    data_factor: float = 1.0  # multiple of the preset's training questions (and steps, to keep the epochs)
+
+
+ARMS = {
+    "grpo": Arm("GRPO"),
+    "grpo_long": Arm("GRPO-long", long=True),
+    "equal_sampling": Arm("equal-sampling GRPO", wide=True),
+    "grpo_more_data": Arm("GRPO, 2.5x questions", data_factor=2.5),
+    "augmentation": Arm("augmentation only", plan="main", advantage_scope="variant", anchor="none"),
+    "pooled_no_anchor": Arm("pooled, no anchoring", plan="main", anchor="none"),
+    "ta_grpo": Arm("TA-GRPO", plan="main"),
+    "ta_grpo_control": Arm("TA-GRPO, renaming-only", plan="control"),
+}
+
+
+def arm_settings(name: str, num_rephrasings: int, num_generations: int, steps: int, questions: int) -> dict:
+    """Trainer-level settings of arm ``name`` for a preset of N, G, S steps and Q training questions.
+
+    Returns ``num_rephrasings``, ``num_generations`` (samples per prompt variant), ``max_steps``,
+    ``train_questions``, ``advantage_scope``, ``anchor`` and ``plan`` (the rephrasing plan; ``main`` when the arm
+    uses none, so that its rows are the same questions).
+    """
+    arm = ARMS[check_mode("arm", name, tuple(ARMS))]
+    n = num_rephrasings if arm.plan else 0
+    g = num_generations * (num_rephrasings + 1 if arm.wide else 1)
+    factor = (num_rephrasings + 1 if arm.long else 1) * arm.data_factor
+    return {
+        "num_rephrasings": n,
+        "num_generations": g,
+        "max_steps": math.ceil(steps * factor),
+        "train_questions": math.ceil(questions * arm.data_factor),
+        "advantage_scope": arm.advantage_scope,
+        "anchor": arm.anchor,
+        "plan": arm.plan or "main",
+    }

@@ -1,0 +1,58 @@
+"""The embedded world's arms: each a configuration of the one trainer, with the rollouts the README states."""
+
+from __future__ import annotations
+
+import pytest
+
+from tagrpo.toy.arms import ARMS, arm_settings
+from tagrpo.toy.demo import DEMO_ARMS, DemoConfig
+
+N, G, S, Q, B = 3, 4, 100, 128, 8  # the default preset
+
+
+def rollouts(s: dict) -> int:
+    return s["max_steps"] * B * (s["num_rephrasings"] + 1) * s["num_generations"]
+
+
+def test_every_arm_at_the_default_preset():
+    got = {name: arm_settings(name, N, G, S, Q) for name in ARMS}
+    # GRPO: 100 steps x 8 questions x G=4 = 3,200 rollouts; TA-GRPO and its ablations (N+1)=4 times that.
+    assert {k: rollouts(v) for k, v in got.items()} == {
+        "grpo": 3200,
+        "grpo_long": 12800,  # (N+1) x the steps
+        "equal_sampling": 12800,  # (N+1)G = 16 samples of q0
+        "grpo_more_data": 8000,  # 2.5 x the questions and the steps: same epochs
+        "augmentation": 12800,
+        "pooled_no_anchor": 12800,
+        "ta_grpo": 12800,
+        "ta_grpo_control": 12800,
+    }
+    modes = {k: (v["num_rephrasings"], v["advantage_scope"], v["anchor"], v["plan"]) for k, v in got.items()}
+    assert modes["augmentation"] == (3, "variant", "none", "main")  # MathForge-style: independent prompts
+    assert modes["pooled_no_anchor"] == (3, "pool", "none", "main")
+    assert modes["ta_grpo"] == (3, "pool", "original", "main")
+    assert modes["ta_grpo_control"] == (3, "pool", "original", "control")
+    assert all(modes[k][0] == 0 for k in ("grpo", "grpo_long", "equal_sampling", "grpo_more_data"))
+    assert got["grpo_more_data"]["train_questions"] == 320 and got["grpo"]["train_questions"] == 128
+    assert got["grpo_long"]["max_steps"] == 400 and got["equal_sampling"]["num_generations"] == 16
+
+
+@pytest.mark.parametrize("name", list(ARMS))
+def test_every_arm_is_a_valid_trainer_config(name, tmp_path):
+    from tagrpo.trainer.config import TAGRPOConfig
+
+    s = arm_settings(name, N, G, S, Q)
+    pool = (s["num_rephrasings"] + 1) * s["num_generations"]
+    cfg = TAGRPOConfig(output_dir=str(tmp_path), num_rephrasings=s["num_rephrasings"],
+                       num_generations=s["num_generations"], advantage_scope=s["advantage_scope"],
+                       anchor=s["anchor"], per_device_train_batch_size=B * pool, use_cpu=True, report_to=[])
+    assert cfg.pool_size == pool and cfg.generation_batch_size == B * pool
+
+
+def test_demo_config_validates_arms_and_presets():
+    assert DemoConfig().arm_list == list(DEMO_ARMS)
+    assert DemoConfig(preset="quick").rl_steps == 6 and DemoConfig().rl_steps == S
+    with pytest.raises(ValueError, match="'grpo', 'grpo_long'"):
+        DemoConfig(arms="grpo,ta_grpo_v2")
+    with pytest.raises(ValueError, match="'quick', 'default'"):
+        DemoConfig(preset="huge")
