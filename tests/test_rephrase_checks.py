@@ -28,7 +28,12 @@ CASES = [
     (Q, "Let $g(t) = 3t^2 + \\frac{1}{2}$. If Ann has 13 pears, what is $g(4)$?", "rename", "numbers"),
     (Q, "  Let $f(x) = 3x^2 + \\frac{1}{2}$.\n If Tom has 12 apples,  what is $f(4)$? ", "paraphrase", "identical"),
     (Q, "", "paraphrase", "empty"),
-    (Q, "12 3 2 1 2 4 f x", "paraphrase", "length"),
+    (Q, "12 3 2 1 2 4 f x", "paraphrase", "question"),  # the facts without the question
+    (Q, "What is f 12 3 2 1 2 4 x?", "paraphrase", "length"),
+    (Q, "let $f(x) = 3x^2 + \\frac{1}{2}$; if tom has 12 apples, what is $f(4)$", "paraphrase", "identical"),
+    (Q, "Tom has 12 apples; what is $f(4)$ for $f(x) = 3x^2 + \\frac{1}{2}$?", "rename", "not_renamed"),
+    ("What is 7 plus 5?", "How much is 7 plus 5?", "rename", "not_renamed"),  # nothing to rename
+    (Q, "Let $f(x) = 3x^2 + \\frac{1}{2}$. If Mia has 12 apples, what is $f(4)$?", "rename", None),  # a name
     (Q, Q + " " + Q.replace("Let", "So"), "paraphrase", "numbers"),
     (Q, Q + " Think carefully about every single step before you answer this one, please.", "paraphrase", "length"),
     ("Find $x$ if $2x = 1{,}000$.", "If $2x$ equals 1000, what is $x$?", "reorder", None),

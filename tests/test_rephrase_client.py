@@ -91,7 +91,7 @@ def test_max_requests_stops_issuing_and_a_rerun_finishes(tmp_path, server):
 
 
 def test_max_cost_stops_after_the_first_reply(tmp_path, server):
-    summary = run_rephrase(config(tmp_path, server, concurrency=1, max_cost=1e-9))
+    summary = run_rephrase(config(tmp_path, server, concurrency=1, max_cost=1e-9, price_in=10.0, price_out=30.0))
     assert len(server.requests) == 1 and summary["budget_stopped"].startswith("max_cost=")
     assert summary["cost_usd"] > 0 and summary["pending"] == 11
 
@@ -118,6 +118,7 @@ def test_key_from_the_environment_is_sent_but_never_logged_or_written(tmp_path, 
     monkeypatch.setenv("TAGRPO_TEST_KEY", KEY)
     caplog.set_level(logging.DEBUG)
     server.faults.extend(["429:0", "500"])
+    server.answers = {f"q{i}": str(2 * i + 5) for i in range(4)}  # the solver answers right
     summary = run_rephrase(config(tmp_path, server, api_key_env="TAGRPO_TEST_KEY", solver="same"))
     assert summary["retries"] == 2
     assert {r["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
@@ -133,3 +134,29 @@ def test_dummy_key_for_a_local_server_and_none_for_the_default_url(tmp_path, ser
     assert server.requests[0]["authorization"] == "Bearer EMPTY"
     with pytest.raises(ValueError, match="TAGRPO_UNSET_KEY"):
         run_rephrase(config(tmp_path, server, count=1, n=1, api_key_env="TAGRPO_UNSET_KEY", base_url=None))
+
+
+def test_an_unreachable_server_fails_loudly_and_writes_nothing(tmp_path, capsys):
+    import socket
+
+    from tagrpo.cli import main
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    out = tmp_path / "o.jsonl"
+    data = write_rows(tmp_path / "rows.jsonl", 3)
+    args = ["--data", data, "--n", "2", "--base-url", url, "--model", "stub", "--out", str(out)]
+    code = main(["rephrase", *args, "--max-retries", "1", "--backoff-base-s", "0.01"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and not out.exists()
+    assert err == f"tagrpo rephrase: error: no request to {url} succeeded (connection x12); no output written"
+
+
+def test_retry_after_is_capped_and_x_should_retry_is_honoured():
+    from tagrpo.rephrase.client import RETRY_AFTER_CAP_S, retry_after, should_retry
+
+    assert retry_after({"retry-after": "3600"}) == RETRY_AFTER_CAP_S == 120.0
+    assert retry_after({"retry-after-ms": "250"}) == 0.25
+    assert should_retry({"x-should-retry": "false"}) is False and should_retry({"x-should-retry": "True"}) is True
+    assert should_retry({}) is None

@@ -11,13 +11,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from openai_stub_server import StubServer, question_of
+from openai_stub_server import StubServer, question_of, rename
 from test_rephrase_client import KEY, write_rows
 
 from tagrpo.data import fit_rephrasings, load_questions
 from tagrpo.data.benchmarks import default_data_dir
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.rephrase import RephraseConfig, main, run_rephrase
+from tagrpo.rephrase.run import RephraseFailed
 from tagrpo.toy.world import parse, question_rows
 from tagrpo.trainer.run import TrainJob, build_rows
 
@@ -37,24 +38,33 @@ def test_math_train_output_trains_directly(tmp_path, server):
     summary = run_rephrase(
         RephraseConfig(data="math_train", limit=12, n=3, base_url=server.url, model="stub", out=str(out), concurrency=8)
     )
-    assert summary["accepted"] == 36 and summary["complete_questions"] == 12
+    # 3 of the 12 questions have no variable or name, so their rename is rejected: 36 - 3 accepted.
+    assert summary["accepted"] == 33 and summary["complete_questions"] == 9
+    assert summary["rejected_by_reason"] == {"not_renamed": 3}
     rows = load_questions(str(out))
-    assert [len(r["rephrasings"]) for r in rows] == [3] * 12
+    assert Counter(len(r["rephrasings"]) for r in rows) == {3: 9, 2: 3}
+    short = [r for r in rows if len(r["rephrasings"]) == 2]
+    assert all([p["type"] for p in r["rephrasing_provenance"]] == ["paraphrase", "format"] for r in short)
     row = rows[0]
     assert {"level", "subject", "benchmark"} <= set(row) and row["prompt"] not in row["rephrasings"]
     assert [p["type"] for p in row["rephrasing_provenance"]] == ["paraphrase", "rename", "format"]
-    assert row["rephrasing_provenance"][0]["checks_passed"] == ["nonempty", "changed", "numbers", "variables", "length"]
+    assert row["rephrasing_provenance"][0]["checks_passed"] == [
+        "nonempty", "changed", "asks", "numbers", "variables", "length"
+    ]
+    assert row["rephrasing_provenance"][1]["checks_passed"][-2:] == ["renamed", "length"]
     assert {p["model"] for p in row["rephrasing_provenance"]} == {"stub"}
     formatted, counts = build_rows(TrainJob(model="unused", data=str(out)), 3, "fill_original")
-    assert len(formatted) == 12 and counts["complete"] == 12
-    assert json.loads((tmp_path / "math.jsonl.summary.json").read_text())["accepted"] == 36
+    assert len(formatted) == 12 and counts["complete"] == 9 and counts["filled"] == 3
+    assert json.loads((tmp_path / "math.jsonl.summary.json").read_text())["accepted"] == 33
 
 
 def test_rejections_are_counted_kept_and_short_rows_still_written(tmp_path, server):
     def responder(record):
         if record["type"] == "format" and record["id"] in ("q0", "q1"):
-            return "Tom has 99 apples." if record["id"] == "q0" else "``` ```"
-        return "Rephrased question: Please answer. " + question_of(record["body"])
+            return "Tom has 99 apples. How many?" if record["id"] == "q0" else "``` ```"
+        question = question_of(record["body"])
+        lead = {"format": "Solve: ", "rename": "Please answer. "}.get(record["type"], "Please tell. ")
+        return "Rephrased question: " + lead + (rename(question) if record["type"] == "rename" else question)
 
     server.responder = responder
     out = tmp_path / "out.parquet"
@@ -168,20 +178,19 @@ def test_transformers_backend_runs_batched_through_the_same_entry_point(tmp_path
     from conftest import make_model_dir
 
     model = make_model_dir(tmp_path / "tiny")
-    summary = run_rephrase(
-        RephraseConfig(
-            data=write_rows(tmp_path / "rows.jsonl", 3),
-            n=2,
-            backend="transformers",
-            model=model,
-            max_tokens=6,
-            concurrency=4,
-            out=str(tmp_path / "o.jsonl"),
-        )
+    cfg = RephraseConfig(
+        data=write_rows(tmp_path / "rows.jsonl", 3),
+        n=2,
+        backend="transformers",
+        model=model,
+        max_tokens=6,
+        concurrency=4,
+        out=str(tmp_path / "o.jsonl"),
     )
-    assert summary["requests"] == 6 and summary["pending"] == 0 and summary["failed"] == 0
-    assert summary["accepted"] + summary["rejected"] == 6 and summary["cost_usd"] == 0
-    records = read_jsonl(str(tmp_path / "o.jsonl.cache.jsonl"))
+    with pytest.raises(RephraseFailed, match="not one rephrasing from transformers .* was accepted"):
+        run_rephrase(cfg)  # a random model's 6 tokens pass no check: nothing is written ...
+    assert not (tmp_path / "o.jsonl").exists()
+    records = read_jsonl(str(tmp_path / "o.jsonl.cache.jsonl"))  # ... but every reply is in the cache
     assert len(records) == 6 and {r["backend"] for r in records} == {"transformers"}
     assert all(r["usage"][0] > 0 and 0 < r["usage"][1] <= 6 for r in records)
 
@@ -244,3 +253,27 @@ def test_kill_9_mid_run_then_resume_repeats_no_finished_request(tmp_path):
     assert {r["authorization"] for r in server.requests} == {f"Bearer {KEY}"}
     assert KEY not in logs
     assert all(KEY.encode() not in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_two_equal_rephrasings_of_one_question_keep_only_the_first(tmp_path, server):
+    def responder(record):  # paraphrase and format reply the same words; rename renames
+        question = question_of(record["body"])
+        return rename(question) if record["type"] == "rename" else "Please answer: " + question
+
+    server.responder = responder
+    out = tmp_path / "out.jsonl"
+    data = write_rows(tmp_path / "rows.jsonl", 2)
+    summary = run_rephrase(RephraseConfig(data=data, n=3, base_url=server.url, model="stub", out=str(out)))
+    assert summary["rejected_by_reason"] == {"duplicate": 2} and summary["accepted"] == 4
+    rejected = read_jsonl(str(out) + ".rejected.jsonl")
+    detail = "same text as the accepted paraphrase rephrasing"
+    assert {(r["type"], r["detail"]) for r in rejected} == {("format", detail)}
+
+
+def test_only_known_prices_are_charged(tmp_path):
+    local = dict(data="unused.jsonl", base_url="http://127.0.0.1:8000/v1", model="gpt-4-turbo")
+    assert RephraseConfig(**local).prices is None  # the name of an OpenAI model on a local server is no price
+    assert RephraseConfig(data="unused.jsonl", model="gpt-4-turbo").prices == (10.0, 30.0)
+    assert RephraseConfig(**local, price_in=1.0, price_out=2.0).prices == (1.0, 2.0)
+    with pytest.raises(ValueError, match="--max-cost needs a price"):
+        RephraseConfig(**local, max_cost=5.0)

@@ -271,3 +271,30 @@ def test_integers_compare_without_sympy(monkeypatch):
     monkeypatch.setattr(m, "parse", boom)
     assert m.answers_match("12", "012") and m.answers_match("+5", "5") and m.answers_match("-0", "0")
     assert not m.answers_match("12", "13") and not m.is_correct("so \\boxed{10}", "9")
+
+
+@pytest.mark.parametrize("answer", ["(" * 3000, "(" * 50 + "1" + ")" * 50, "x" * 401])
+def test_pathological_answers_return_at_once_in_any_thread(answer):
+    import threading
+    import time
+
+    from tagrpo.rewards.math import too_complex
+
+    response = "\\boxed{" + answer + "}"
+    assert too_complex(answer) and not too_complex("\\frac{1}{2}") and not too_complex("((1+2)*3)")
+    start = time.perf_counter()
+    assert is_correct(response, "5") is False
+    results = []
+    worker = threading.Thread(target=lambda: results.append(is_correct(response, "5")))
+    worker.start()
+    worker.join(timeout=5)
+    assert results == [False] and time.perf_counter() - start < 1.0  # math-verify alone: 5 s, or forever off-main
+
+
+def test_a_batch_with_pathological_answers_scores_in_a_few_seconds():
+    import time
+
+    responses = [f"so \\boxed{{{i}}}" for i in range(58)] + ["\\boxed{" + "(" * 40 + "1" + ")" * 40 + "}"] * 6
+    start = time.perf_counter()
+    scores = math_reward(responses, answer=[str(i) for i in range(64)])
+    assert scores[:58] == [1.0] * 58 and scores[58:] == [0.0] * 6 and time.perf_counter() - start < 3.0

@@ -27,6 +27,7 @@ def sample_responses(
     """``n`` sampled responses to each prompt, as a list (per prompt) of lists (per sample) of strings.
 
     Prompts are left-padded and generated in batches of about ``batch_size`` rows (prompts x samples).
+    ``temperature=0`` decodes greedily (every sample of a prompt is then the same).
     """
     was_training = model.training
     model.eval()
@@ -38,12 +39,12 @@ def sample_responses(
         for start in range(0, len(prompts), per_batch):
             chunk = list(prompts[start : start + per_batch])
             enc = tokenizer(chunk, return_tensors="pt", padding=True, padding_side="left").to(model.device)
+            sampling = {"do_sample": False}
+            if temperature > 0:
+                sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0}
             generated = model.generate(
                 **enc,
-                do_sample=True,
-                temperature=temperature,
-                top_p=top_p,
-                top_k=0,
+                **sampling,
                 max_new_tokens=max_new_tokens,
                 num_return_sequences=n,
                 pad_token_id=tokenizer.pad_token_id,

@@ -59,6 +59,7 @@ class Budget:
     max_cost: float | None = None
     price_in: float = 0.0
     price_out: float = 0.0
+    priced: bool = True  # False: no known price, the cost is reported as None
     requests: int = 0
     retries: int = 0
     prompt_tokens: int = 0
@@ -89,7 +90,7 @@ class Budget:
             "retries": self.retries,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
-            "cost_usd": round(self.cost, 6),
+            "cost_usd": round(self.cost, 6) if self.priced else None,
             "budget_stopped": self.stopped,
             "request_errors": dict(self.errors),
         }

@@ -3,14 +3,21 @@
 :func:`check_rephrasing` runs, in order (the first failure is the rejection reason):
 
 - ``nonempty``: something is left after cleaning;
-- ``changed``: it differs from the original after whitespace normalisation (``identical`` otherwise);
+- ``changed``: it differs from the original beyond case, whitespace and punctuation (``identical`` otherwise);
+- ``asks``: when the original asks something (a ``?``, or a word such as *find*, *compute*, *what*, *how*),
+  the rephrasing asks too (``question`` otherwise: a restatement of the facts that dropped the question);
 - ``numbers``: the multiset of numbers is the original's. Numbers are digit runs (``\\frac{1}{2}`` gives 1 and 2,
   ``\\frac12`` too; ``1,000`` is 1000; ``2.50`` is 2.5). For the ``format`` type number words count as well
   (``three`` <-> 3, ``twenty-one`` <-> 21): the multisets must match with or without that conversion;
 - ``variables`` (every type but ``rename``): each letter of the original's math (``$...$``, ``\\(...\\)``,
   ``\\[...\\]``, without LaTeX commands and ``\\text{}``) is still there, in math or as a single-letter or
   all-capitals word (``$ABC$`` may become ``triangle ABC``). ``rename`` may rename them; its numbers still count;
+- ``renamed`` (``rename`` only): some variable letter or capitalised name of the original is gone, i.e. the
+  rephrasing renamed something (``not_renamed`` otherwise);
 - ``length``: ``min_ratio <= len(rephrasing) / len(original) <= max_ratio`` (whitespace normalised).
+
+A rephrasing equal to another accepted rephrasing of the same question is rejected as ``duplicate`` by the
+runner, which sees them all.
 
 The optional solver check (``solver``) lives in the runner: it needs a model.
 """
@@ -21,8 +28,24 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-CHECKS = ("nonempty", "changed", "numbers", "variables", "length")
-REASONS = ("empty", "identical", "numbers", "variables", "length", "parse", "solver")
+CHECKS = ("nonempty", "changed", "asks", "numbers", "variables", "renamed", "length")
+REASONS = (
+    "empty", "identical", "question", "numbers", "variables", "not_renamed", "length", "duplicate", "parse", "solver"
+)
+_ASKING = re.compile(
+    r"\?|\b(?:what|which|who|how|when|where|why|find|compute|calculate|determine|evaluate|solve|simplify|express"
+    r"|prove|show|give|list|count|estimate|identify|state|write)\b",
+    re.I,
+)
+_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
+_NOT_NAMES = set(
+    "The This That These Those There Then Than Each Every Some Suppose Assume Consider Given Let Find Compute What"
+    " Which Who How When Where Why Determine Evaluate Calculate Solve Simplify Express Prove Show Give List Count"
+    " Estimate Identify State Write For And But Also After Before Now Here Its Their His Her They She One Two Three"
+    " Four Five Six Seven Eight Nine Ten Eleven Twelve Thirteen Fourteen Fifteen Sixteen Seventeen Eighteen"
+    " Nineteen Twenty Thirty Forty Fifty Hundred If In On At By Of To With From Into Over Under All Both Many"
+    " Much Assuming Using Note Round Answer Recall Since While".split()
+)
 _ONES = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
     " seventeen eighteen nineteen"
@@ -67,6 +90,16 @@ class CheckResult:
 
 def normalize_ws(text: str) -> str:
     return " ".join(text.split())
+
+
+def bare_text(text: str) -> str:
+    """Lower case, letters, digits and math symbols only: what is left to compare for a copy."""
+    return "".join(ch for ch in text.lower() if ch.isalnum() or ch in "+-*/^=<>()[]{}\\")
+
+
+def names(text: str) -> set[str]:
+    """Capitalised words outside math that are not common English words: the names a rename may change."""
+    return set(_NAME.findall(_MATH.sub(" ", text))) - _NOT_NAMES
 
 
 def clean_response(text: str) -> str:
@@ -159,9 +192,12 @@ def check_rephrasing(
     if not cand:
         return CheckResult(result.passed, "empty", "nothing left after cleaning the reply")
     result.passed.append("nonempty")
-    if cand == orig:
-        return CheckResult(result.passed, "identical", "same text as the original")
+    if cand == orig or bare_text(cand) == bare_text(orig):
+        return CheckResult(result.passed, "identical", "same text as the original up to case and punctuation")
     result.passed.append("changed")
+    if _ASKING.search(orig) and not _ASKING.search(cand):
+        return CheckResult(result.passed, "question", "the original asks something, the rephrasing does not")
+    result.passed.append("asks")
     want, got = extract_numbers(orig), extract_numbers(cand)
     if want != got and not (transform == "format" and extract_numbers(orig, True) == extract_numbers(cand, True)):
         return CheckResult(result.passed, "numbers", _diff(want, got))
@@ -171,6 +207,12 @@ def check_rephrasing(
         if lost:
             return CheckResult(result.passed, "variables", f"missing {', '.join(sorted(lost))}")
         result.passed.append("variables")
+    else:
+        if not math_letters(orig) and not names(orig):
+            return CheckResult(result.passed, "not_renamed", "the original has no variable or name to rename")
+        if math_letters(orig) <= symbol_letters(cand) and names(orig) <= names(cand):
+            return CheckResult(result.passed, "not_renamed", "every variable and name of the original is still there")
+        result.passed.append("renamed")
     ratio = len(cand) / len(orig)
     if not min_ratio <= ratio <= max_ratio:
         return CheckResult(result.passed, "length", f"length ratio {ratio:.2f} outside [{min_ratio}, {max_ratio}]")

@@ -4,16 +4,24 @@
 retries are off (``max_retries=0``); a request is retried up to ``max_retries`` times on 429, 5xx (and 408/409),
 timeouts, connection errors and replies that are not valid JSON, after a delay drawn with jitter from an
 exponential backoff (``backoff_base_s * 2**attempt``, at most ``backoff_max_s``) or, when the server sends one,
-``Retry-After`` / ``retry-after-ms`` (plus up to 10% jitter). A 401, 403 or 404 stops the run (key, base URL or
-model is wrong); another 4xx fails that request only.
+``Retry-After`` / ``retry-after-ms`` (capped at ``RETRY_AFTER_CAP_S``, plus up to 10% jitter). A reply header
+``x-should-retry: true|false`` overrides the status rule, as in the openai client. A 401, 403 or 404 stops the
+run (key, base URL or model is wrong); another 4xx fails that request only.
+
+A slow server is not flooded: a request that timed out may still be generating on the server, so every timeout
+halves the number of requests allowed in flight (down to one) and every success adds one back (up to
+``concurrency``). ``in_flight`` maps each request in flight to its start time, for the progress display.
+
+The completion limit is sent as ``max_completion_tokens`` to api.openai.com (its reasoning models refuse
+``max_tokens``) and under both names elsewhere (vLLM, transformers serve and llama.cpp each read one of them);
+``token_limit_param`` forces one. A reply longer than the limit means the server ignored it: counted in
+``limit_ignored`` and said once in the log.
 
 The request goes through the client's generic ``post("/chat/completions", cast_to=object)``: the same base URL,
-auth, timeout and error classes as ``client.chat.completions.create``, without converting the parameters
-through their typed schema and the reply into pydantic models (about 0.5 ms of CPU per request, see
+auth, timeout, transport and error classes as ``client.chat.completions.create``, without converting the
+parameters through their typed schema and the reply into pydantic models (about 0.5 ms of CPU per request, see
 ``benchmarks/rephrase_throughput.md``). Each request carries ``X-TAGRPO-Job: {id, type, kind}`` (URL-quoted
 JSON) so a server log can attribute it. The API key is only handed to the client; errors are scrubbed of it.
-With ``http_transport="auto"``, ``http://`` base URLs use :class:`~tagrpo.rephrase.transport.PlainHTTPTransport`
-(half the client CPU per request); ``"httpx"`` keeps the client's default transport everywhere.
 """
 
 from __future__ import annotations
@@ -28,12 +36,13 @@ from collections.abc import Sequence
 from urllib.parse import quote
 
 from tagrpo.rephrase.backends import Budget, Completion, Emit, Request
-from tagrpo.rephrase.transport import PlainHTTPTransport, use_plain_transport
 
 logger = logging.getLogger(__name__)
 JOB_HEADER = "X-TAGRPO-Job"
 FATAL_STATUS = (401, 403, 404)
 RETRY_STATUS = (408, 409, 429)
+RETRY_AFTER_CAP_S = 120.0  # what the openai client honours at most
+TOKEN_LIMIT_PARAMS = ("auto", "max_tokens", "max_completion_tokens", "both")
 
 
 class FatalRequestError(ValueError):
@@ -45,7 +54,8 @@ class MalformedReply(ValueError):
 
 
 def retry_after(headers: object) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), else None."""
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), at most
+    ``RETRY_AFTER_CAP_S``, else None."""
     get = getattr(headers, "get", None)
     if get is None:
         return None
@@ -54,14 +64,45 @@ def retry_after(headers: object) -> float | None:
         if value is None:
             continue
         try:
-            return max(0.0, float(value) * scale)
+            return min(RETRY_AFTER_CAP_S, max(0.0, float(value) * scale))
         except ValueError:
             pass
         try:
-            return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+            wait = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+            return min(RETRY_AFTER_CAP_S, max(0.0, wait))
         except (TypeError, ValueError):
             pass
     return None
+
+
+def should_retry(headers: object) -> bool | None:
+    """The server's ``x-should-retry: true|false``, or None when it does not say."""
+    value = getattr(headers, "get", lambda name: None)("x-should-retry")
+    return {"true": True, "false": False}.get(str(value).strip().lower()) if value is not None else None
+
+
+class AdaptiveLimit:
+    """At most ``limit`` holders at once; ``shrink`` halves the limit (a timeout), ``grow`` adds one back."""
+
+    def __init__(self, maximum: int) -> None:
+        self.maximum = self.limit = maximum
+        self.holders = 0
+        self.changed = asyncio.Condition()
+
+    async def __aenter__(self):
+        async with self.changed:
+            await self.changed.wait_for(lambda: self.holders < self.limit)
+            self.holders += 1
+
+    async def __aexit__(self, *exc):
+        async with self.changed:
+            self.holders -= 1
+            self.changed.notify_all()
+
+    async def resize(self, limit: int) -> None:
+        async with self.changed:
+            self.limit = max(1, min(self.maximum, limit))
+            self.changed.notify_all()
 
 
 def parse_reply(data: object) -> Completion:
@@ -92,31 +133,37 @@ class OpenAIBackend:
         seed: int | None = 0,
         backoff_base_s: float = 1.0,
         backoff_max_s: float = 60.0,
-        http_transport: str = "auto",
+        token_limit_param: str = "auto",
     ) -> None:
         from openai import AsyncOpenAI
 
         self.model, self.concurrency, self.max_retries = model, concurrency, max_retries
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
+        self.base_url = base_url
+        official = base_url is None or "api.openai.com" in base_url
+        if token_limit_param not in TOKEN_LIMIT_PARAMS:
+            raise ValueError(f"token_limit_param={token_limit_param!r} is not valid; expected one of: "
+                             f"{', '.join(map(repr, TOKEN_LIMIT_PARAMS))}")
+        if token_limit_param == "auto":
+            token_limit_param = "max_completion_tokens" if official else "both"
+        self.limit_names = ("max_tokens", "max_completion_tokens") if token_limit_param == "both" else (
+            token_limit_param,
+        )
+        self.in_flight: dict[int, float] = {}
+        self.limit_ignored = 0
         self._secret = api_key
         for name in ("httpx2", "httpx"):  # they log one INFO line per request
             if logging.getLogger(name).level == logging.NOTSET:
                 logging.getLogger(name).setLevel(logging.WARNING)
-        http_client = None
-        if http_transport == "auto" and use_plain_transport(base_url):
-            import httpx2
-
-            http_client = httpx2.AsyncClient(transport=PlainHTTPTransport(max_idle=concurrency), timeout=timeout_s)
-        self.client = AsyncOpenAI(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s, http_client=http_client
-        )
+        self.client = AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s)
 
     def scrub(self, text: str) -> str:
         return text.replace(self._secret, "***") if len(self._secret) >= 4 else text
 
     def _body(self, request: Request) -> dict:
-        body: dict = {"model": self.model, "messages": request.messages, "max_tokens": self.max_tokens}
+        body: dict = {"model": self.model, "messages": request.messages}
+        body.update({name: self.max_tokens for name in self.limit_names})
         body["temperature"] = self.temperature
         if self.seed is not None:
             body["seed"] = self.seed + request.variant
@@ -133,7 +180,8 @@ class OpenAIBackend:
                     f"HTTP {status} from the server: check the API key, the base URL and the model name"
                 ) from None
             retryable = status >= 500 or status in RETRY_STATUS
-            return retryable, retry_after(err.response.headers), f"http_{status}"
+            told = should_retry(err.response.headers)
+            return retryable if told is None else told, retry_after(err.response.headers), f"http_{status}"
         if isinstance(err, openai.APITimeoutError):
             return True, None, "timeout"
         if isinstance(err, openai.APIConnectionError):
@@ -148,17 +196,43 @@ class OpenAIBackend:
             return hint * (1.0 + 0.1 * random.random())
         return min(self.backoff_max_s, self.backoff_base_s * 2**attempt) * random.uniform(0.5, 1.0)
 
-    async def _attempts(self, request: Request, budget: Budget) -> tuple[Completion | None, str | None]:
+    def _check_limit(self, completion: Completion) -> None:
+        if completion.completion_tokens > self.max_tokens * 1.1 + 8:
+            self.limit_ignored += 1
+            if self.limit_ignored == 1:
+                logger.warning(
+                    "the server at %s returned %d completion tokens for a limit of %d: it ignores %s; set "
+                    "--token-limit-param to the name it reads", self.base_url or "api.openai.com",
+                    completion.completion_tokens, self.max_tokens, " and ".join(self.limit_names),
+                )
+
+    async def _send(self, body: dict, options: dict, limit: AdaptiveLimit) -> object:
+        key = id(options)
+        async with limit:
+            self.in_flight[key] = time.monotonic()
+            try:
+                return await self.client.post("/chat/completions", body=body, cast_to=object, options=options)
+            finally:
+                self.in_flight.pop(key, None)
+
+    async def _attempts(
+        self, request: Request, budget: Budget, limit: AdaptiveLimit
+    ) -> tuple[Completion | None, str | None]:
         header = quote(json.dumps({"id": request.row_id, "type": request.transform, "kind": request.kind}))
         options = {"headers": {JOB_HEADER: header}}
         body = self._body(request)
         attempt = 0
         while True:
             try:
-                data = await self.client.post("/chat/completions", body=body, cast_to=object, options=options)
-                return parse_reply(data), None
+                completion = parse_reply(await self._send(body, options, limit))
+                await limit.resize(limit.limit + 1)
+                self._check_limit(completion)
+                return completion, None
             except Exception as err:
                 retryable, hint, reason = self._classify(err)
+            if reason == "timeout":
+                await limit.resize(limit.limit // 2)
+                logger.info("timeout: at most %d requests in flight now", limit.limit)
             budget.errors[reason] += 1
             if not retryable or attempt >= self.max_retries:
                 logger.warning("request %s/%s failed: %s", request.row_id, request.transform, self.scrub(reason))
@@ -175,12 +249,13 @@ class OpenAIBackend:
 
     async def run(self, requests: Sequence[Request], emit: Emit, budget: Budget) -> None:
         queue = iter(requests)
+        limit = AdaptiveLimit(self.concurrency)
 
         async def worker() -> None:
             for request in queue:
                 if not budget.acquire():
                     return
-                completion, error = await self._attempts(request, budget)
+                completion, error = await self._attempts(request, budget, limit)
                 emit(request, completion, error)
 
         tasks = [asyncio.ensure_future(worker()) for _ in range(min(self.concurrency, len(requests)))]

@@ -16,6 +16,8 @@ from tagrpo.rephrase.templates import type_plan
 
 logger = logging.getLogger(__name__)
 DUMMY_KEY = "EMPTY"
+# Dollars per 1M prompt / completion tokens on api.openai.com (list prices); nothing else has a known price.
+KNOWN_PRICES = {"gpt-4-turbo": (10.0, 30.0), "gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6), "gpt-4.1": (2.0, 8.0)}
 CANONICAL = ("id", "prompt", "answer", "rephrasings", "rephrasing_provenance")
 
 
@@ -44,8 +46,11 @@ class RephraseConfig:
     timeout_s: float = _help("seconds before a request times out", 120.0)
     max_requests: int | None = _help("stop issuing requests after this many in this run (retries count)", None)
     max_cost: float | None = _help("stop issuing requests once this run has spent this many dollars", None)
-    price_in: float = _help("dollars per 1M prompt tokens (gpt-4-turbo: 10)", 10.0)
-    price_out: float = _help("dollars per 1M completion tokens (gpt-4-turbo: 30)", 30.0)
+    price_in: float | None = _help(
+        "dollars per 1M prompt tokens (default: the list price of a known OpenAI model on api.openai.com, else"
+        " none: the run is not priced)", None
+    )
+    price_out: float | None = _help("dollars per 1M completion tokens (default: as --price-in)", None)
     temperature: float = _help("sampling temperature of the rephraser (0: greedy)", 0.7)
     max_tokens: int = _help("maximum tokens of a rephrasing", 1024)
     out: str = _help("output data set, .jsonl or .parquet", "outputs/rephrase/rephrased.jsonl")
@@ -56,12 +61,20 @@ class RephraseConfig:
     solver_max_tokens: int = _help("maximum tokens of a solver answer", 2048)
     backoff_base_s: float = _help("first retry delay before jitter (doubles per retry)", 1.0)
     backoff_max_s: float = _help("largest retry delay without a Retry-After header", 60.0)
-    http_transport: str = _help("auto (a lean transport for http:// URLs) or httpx (the client's default)", "auto")
+    token_limit_param: str = _help(
+        "name of the completion limit sent: auto (max_completion_tokens to api.openai.com, both names elsewhere),"
+        " max_tokens, max_completion_tokens or both", "auto"
+    )
     seed: int = _help("sampling seed (toy_world: the seed of the drawn questions)", 0)
 
     def __post_init__(self) -> None:
         check_mode("backend", self.backend, BACKENDS)
-        check_mode("http_transport", self.http_transport, ("auto", "httpx"))
+        if self.max_cost is not None and self.prices is None:
+            raise ValueError(
+                f"--max-cost needs a price, and model {self.model!r} at {self.base_url or 'api.openai.com'} has no "
+                "known one: give --price-in and --price-out (or --max-requests)"
+            )
+        check_mode("token_limit_param", self.token_limit_param, ("auto", "max_tokens", "max_completion_tokens", "both"))
         type_plan(self.n, self.types)
         check_out_path(self.out)
         if self.concurrency < 1 or self.max_retries < 0:
@@ -70,6 +83,16 @@ class RephraseConfig:
             raise ValueError(
                 f"need 0 < min_length_ratio <= max_length_ratio, got {self.min_length_ratio}, {self.max_length_ratio}"
             )
+
+    @property
+    def prices(self) -> tuple[float, float] | None:
+        """Dollars per 1M (prompt, completion) tokens: the user's, else a known list price, else None."""
+        if self.price_in is not None or self.price_out is not None:
+            return (self.price_in or 0.0, self.price_out or 0.0)
+        official = self.base_url is None or "api.openai.com" in self.base_url
+        if self.backend == "openai" and official and self.model in KNOWN_PRICES:
+            return KNOWN_PRICES[self.model]
+        return None
 
     @property
     def cache_path(self) -> str:
@@ -122,7 +145,7 @@ def make_backend(cfg: RephraseConfig, model: str, solver: bool = False):
         cfg.seed,
         cfg.backoff_base_s,
         cfg.backoff_max_s,
-        cfg.http_transport,
+        cfg.token_limit_param,
     )
 
 

@@ -107,10 +107,13 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
         f" accepted rephrasings, {summary['short_questions']} with fewer (the trainer's rephrasing_policy fills"
         " them)"
     )
+    if summary["cost_usd"] is None:
+        cost = "cost not priced (no known price for this model and server; --price-in/--price-out set one)"
+    else:
+        cost = f"cost ${summary['cost_usd']:.4f} (all cached results: ${summary['cache_cost_usd']:.4f})"
     console.print(
         f"requests: {summary['requests']} ({summary['retries']} retries), tokens {summary['prompt_tokens']} in /"
-        f" {summary['completion_tokens']} out, cost ${summary['cost_usd']:.4f} (all cached results:"
-        f" ${summary['cache_cost_usd']:.4f}); {summary['from_cache']} results"
+        f" {summary['completion_tokens']} out, {cost}; {summary['from_cache']} results"
         f" reused from the cache, {summary['new_results']} new; {summary['elapsed_s']:.1f} s"
     )
     if summary["request_errors"]:

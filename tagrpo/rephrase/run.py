@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+from rich.text import Text
 
+from tagrpo.errors import TagrpoError
 from tagrpo.rephrase.backends import Budget, Completion, Request, TransformersBackend
 from tagrpo.rephrase.cache import ResultCache, cache_key, text_hash
-from tagrpo.rephrase.checks import check_rephrasing, clean_response
+from tagrpo.rephrase.checks import bare_text, check_rephrasing, clean_response
 from tagrpo.rephrase.config import (
     CANONICAL,
     RephraseConfig,
@@ -40,6 +42,20 @@ from tagrpo.rephrase.templates import build_messages, load_templates, solver_mes
 logger = logging.getLogger(__name__)
 DESCRIPTION = "N checked, problem-equivalent rephrasings per question; resumable and budget-bounded."
 __all__ = ["RephraseConfig", "add_arguments", "config_from_args", "load_source_rows", "main", "run_rephrase"]
+
+
+class InFlightColumn(ProgressColumn):
+    """``3 in flight, oldest 41 s``: what a slow or stuck server looks like while it happens."""
+
+    def __init__(self, backend) -> None:
+        super().__init__()
+        self.backend = backend
+
+    def render(self, task) -> Text:
+        started = list(getattr(self.backend, "in_flight", {}).values())
+        if not started:
+            return Text("")
+        return Text(f"{len(started)} in flight, oldest {time.monotonic() - min(started):.0f} s", style="dim")
 
 
 @dataclass
@@ -69,8 +85,8 @@ class _Run:
             keys = [cache_key(row["id"], t, v, self.hashes[t], backend.model, qhash) for t, v in plan]
             self.slots.append([Slot(row, t, v, self.hashes[t], k) for (t, v), k in zip(plan, keys, strict=True)])
         self.cache = ResultCache(cfg.cache_path)
-        price = cfg.backend == "openai"
-        self.budget = Budget(cfg.max_requests, cfg.max_cost, cfg.price_in * price, cfg.price_out * price)
+        price_in, price_out = cfg.prices or (0.0, 0.0)
+        self.budget = Budget(cfg.max_requests, cfg.max_cost, price_in, price_out, priced=cfg.prices is not None)
         self.failures: dict[str, str] = {}
         same = cfg.solver == "same" or cfg.backend == "rule"
         self.solver_model: str | None = None if cfg.solver is None else backend.model if same else cfg.solver
@@ -104,7 +120,10 @@ class _Run:
 
     async def execute(self, backend, requests: list[Request], label: str, emit_one) -> None:
         """Send ``requests`` through ``backend``; each result is checked and appended to the cache on arrival."""
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        columns = (
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            InFlightColumn(backend),
+        )
         per_row: dict[str, int] = {}
         for request in requests:
             per_row[request.row_id] = per_row.get(request.row_id, 0) + 1
@@ -245,6 +264,25 @@ async def _phases(run: _Run, backend) -> None:
         await backend.aclose()
 
 
+class RephraseFailed(TagrpoError):
+    """No question got a single rephrasing: nothing is written (the cache keeps whatever arrived)."""
+
+
+SHORT_WARNING = 0.2  # warn when more than this share of questions has fewer than N rephrasings
+
+
+def _nothing_accepted(run: _Run, outcomes) -> str:
+    where = run.cfg.base_url or ("api.openai.com" if run.cfg.backend == "openai" else run.cfg.backend)
+    errors = dict(run.budget.errors)
+    rejected = {reason: sum(1 for _, st, r in outcomes if st == "rejected" and r == reason)
+                for reason in {r for _, st, r in outcomes if st == "rejected"}}
+    if not run.cache.written and not run.from_cache and errors:
+        cause = ", ".join(f"{k} x{v}" for k, v in sorted(errors.items()))
+        return f"no request to {where} succeeded ({cause}); no output written"
+    cause = ", ".join(f"{k} x{v}" for k, v in sorted(rejected.items())) or "no reply"
+    return f"not one rephrasing from {where} ({run.backend.model}) was accepted ({cause}); no output written"
+
+
 def _cache_cost(run: _Run) -> float:
     """The cost of every request in the cache (all runs so far) at this run's prices."""
     tokens_in = sum(r.get("usage", [0, 0])[0] for r in run.cache.records.values())
@@ -256,9 +294,15 @@ def _finish(run: _Run, start: float) -> dict[str, Any]:
     cfg, out_rows, rejected, outcomes = run.cfg, [], [], []
     complete = 0
     for row, slots in zip(run.rows, run.slots, strict=True):
-        rephrasings, provenance = [], []
+        rephrasings, provenance, seen = [], [], {}
         for slot in slots:
             status, reason, passed, text = run.outcome(slot)
+            detail = run.check(slot, text).detail if status == "rejected" else ""
+            if status == "accepted" and bare_text(text) in seen:
+                status, reason = "rejected", "duplicate"
+                detail = f"same text as the accepted {seen[bare_text(text)]} rephrasing"
+            elif status == "accepted":
+                seen[bare_text(text)] = slot.transform
             outcomes.append((slot.transform, status, reason))
             if status == "accepted":
                 rephrasings.append(text)
@@ -279,7 +323,7 @@ def _finish(run: _Run, start: float) -> dict[str, Any]:
                         "type": slot.transform,
                         "variant": slot.variant,
                         "reason": reason,
-                        "detail": run.check(slot, text).detail,
+                        "detail": detail,
                         "text": text,
                     }
                 )
@@ -295,6 +339,12 @@ def _finish(run: _Run, start: float) -> dict[str, Any]:
                 **meta,
             }
         )
+    if run.rows and not any(r["rephrasings"] for r in out_rows):
+        raise RephraseFailed(_nothing_accepted(run, outcomes))
+    short = len(run.rows) - complete
+    if short > SHORT_WARNING * len(run.rows):
+        logger.warning("%d of %d questions (%.0f%%) have fewer than %d accepted rephrasings", short, len(run.rows),
+                       100 * short / len(run.rows), cfg.n)
     write_rows(cfg.out, out_rows)
     write_rows(cfg.out + ".rejected.jsonl", rejected)
     summary = {
@@ -304,11 +354,12 @@ def _finish(run: _Run, start: float) -> dict[str, Any]:
         "model": run.backend.model,
         **tally(outcomes, run.types),
         "complete_questions": complete,
-        "short_questions": len(run.rows) - complete,
+        "short_questions": short,
         "from_cache": run.from_cache,
         "new_results": run.cache.written,
         **run.budget.counts(),
-        "cache_cost_usd": round(_cache_cost(run), 6),
+        "limit_ignored": getattr(run.backend, "limit_ignored", 0),
+        "cache_cost_usd": round(_cache_cost(run), 6) if run.budget.priced else None,
         "template_hashes": run.hashes,
         "solver": run.solver_model,
         "out": cfg.out,
@@ -330,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         run_rephrase(config_from_args(args))
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, FileNotFoundError, TagrpoError) as err:
         print(f"tagrpo rephrase: error: {err}", file=sys.stderr)
         return 2
     return 0

@@ -6,12 +6,13 @@ Identical normalised strings are equal without calling sympy. If math-verify say
 unit or a percent sign (``15\\text{ cm}^2``, ``12 inches``, ``4.2\\%``), the comparison is retried once with
 the units stripped (``strip_units``). A response without a boxed answer scores 0.
 
-Threads: math-verify bounds its work with ``signal.alarm``, which only works in the main thread. Called from
-any other thread, ``is_correct`` runs math-verify with its timeouts disabled (``parsing_timeout=None``,
-``timeout_seconds=None``) rather than raising. That keeps it usable from thread pools, but a pathological
-expression is then not interrupted: to bound every answer's time off the main thread, use
-``tagrpo.rewards.parallel`` (process workers, each the main thread of its own process, plus a wall-clock
-deadline enforced by the parent).
+Bounds: an answer longer than ``MAX_ANSWER_CHARS`` or with brackets nested deeper than ``MAX_NESTING`` never
+reaches sympy (only the string and integer comparisons run): such an answer (``\\boxed{((((...}``) otherwise
+costs math-verify its whole timeout, in every thread. math-verify bounds the rest with ``signal.alarm``
+(``timeout``, 1 s by default), which only works in the main thread, where TRL calls reward functions. Called
+from any other thread, ``is_correct`` runs math-verify with its timeouts disabled rather than raising; the
+pre-check still bounds the known pathological shapes, and ``tagrpo.rewards.parallel`` (process workers with a
+wall-clock deadline) bounds everything.
 """
 
 from __future__ import annotations
@@ -48,6 +49,22 @@ _WORD_UNIT = re.compile(
 )
 _PERCENT = re.compile(r"\s*\\?%\s*$")
 _INTEGER = re.compile(r"[+-]?\d+")
+MAX_ANSWER_CHARS = 400
+MAX_NESTING = 12
+
+
+def too_complex(answer: str) -> bool:
+    """Whether ``answer`` is too long or too deeply nested to hand to sympy (see the module doc)."""
+    if len(answer) > MAX_ANSWER_CHARS:
+        return True
+    depth = deepest = 0
+    for ch in answer:
+        if ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth = max(0, depth - 1)
+    return deepest > MAX_NESTING
 
 
 def extract_boxed(text: str) -> str | None:
@@ -131,6 +148,8 @@ def _equivalent(gold: str, pred: str, timeout: int | None) -> bool:
         return True
     if _INTEGER.fullmatch(gold) and _INTEGER.fullmatch(pred):
         return int(gold) == int(pred)  # what math-verify concludes, without sympy
+    if too_complex(gold) or too_complex(pred):
+        return False
     gold_parsed = parse(f"${gold}$", parsing_timeout=timeout)
     pred_parsed = parse(f"${pred}$", parsing_timeout=timeout)
     if not gold_parsed or not pred_parsed:
@@ -138,7 +157,7 @@ def _equivalent(gold: str, pred: str, timeout: int | None) -> bool:
     return bool(verify(gold_parsed, pred_parsed, timeout_seconds=timeout))
 
 
-def answers_match(gold, predicted: str, timeout: float | None = 5) -> bool:
+def answers_match(gold, predicted: str, timeout: float | None = 1) -> bool:
     """Whether the final answer ``predicted`` equals ``gold`` (gold first), after ``normalize_answer``."""
     gold_n, pred_n = normalize_answer(gold), normalize_answer(predicted)
     if not gold_n or not pred_n:
@@ -150,7 +169,7 @@ def answers_match(gold, predicted: str, timeout: float | None = 5) -> bool:
     return (gold_u, pred_u) != (gold_n, pred_n) and _equivalent(gold_u, pred_u, seconds)
 
 
-def is_correct(response: str, gold, timeout: float | None = 5) -> bool:
+def is_correct(response: str, gold, timeout: float | None = 1) -> bool:
     """Whether the last boxed answer of ``response`` equals ``gold`` under math-verify.
 
     ``timeout`` bounds each math-verify parse and comparison (whole seconds, via ``signal.alarm``) in the main

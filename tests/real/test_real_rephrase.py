@@ -1,0 +1,86 @@
+"""``tagrpo rephrase --backend openai`` against a real OpenAI-compatible server: ``transformers serve`` serving
+SmolLM2-135M-Instruct on 127.0.0.1, started and stopped (by PID) by this module."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tagrpo.data.jsonl import read_jsonl
+from tagrpo.rephrase import RephraseConfig, run_rephrase
+from tagrpo.rephrase.checks import REASONS
+from tagrpo.rephrase.run import RephraseFailed
+from tagrpo.toy.world import question_rows
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served(smollm2, tmp_path_factory):
+    port, log = free_port(), tmp_path_factory.mktemp("serve") / "serve.log"
+    binary = Path(sys.executable).parent / "transformers"
+    cmd = [str(binary), "serve", "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", smollm2]
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"transformers serve exited with {proc.returncode}: {log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"transformers serve did not answer /health in 180 s: {log.read_text()[-2000:]}")
+            time.sleep(1)
+        yield f"{url}/v1"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_rephrase_against_transformers_serve(served, smollm2, tmp_path):
+    data = tmp_path / "toy.jsonl"
+    rows = [{k: r[k] for k in ("id", "prompt", "answer")} for r in question_rows(3, seed=4, num_rephrasings=0)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    cfg = dict(data=str(data), n=2, base_url=served, model=smollm2, out=str(out), temperature=0.0, max_tokens=64,
+               concurrency=2, timeout_s=120)
+    try:
+        summary = run_rephrase(RephraseConfig(**cfg))
+    except RephraseFailed as err:  # a 135M model may break every rephrasing: then nothing is written ...
+        assert "was accepted (" in str(err) and not out.exists()
+        summary = None
+    cache = read_jsonl(str(out) + ".cache.jsonl")  # ... but every reply is cached, tokens counted
+    assert len(cache) == 6 and all(r["usage"][0] > 0 and 0 < r["usage"][1] <= 64 for r in cache)
+    if summary is not None:
+        assert summary["requests"] == 6 and summary["cost_usd"] is None  # a local server has no price
+        assert summary["accepted"] + sum(summary["rejected_by_reason"].values()) == 6
+        assert set(summary["rejected_by_reason"]) <= set(REASONS) and summary["limit_ignored"] == 0
+        rejected = read_jsonl(str(out) + ".rejected.jsonl")
+        assert all(r["reason"] in REASONS and r["detail"] for r in rejected)
+    rerun_cfg = RephraseConfig(**{**cfg, "base_url": "http://127.0.0.1:9/v1"})  # nothing may be sent again
+    try:
+        again = run_rephrase(rerun_cfg)
+        assert again["requests"] == 0 and again["from_cache"] == 6
+    except RephraseFailed as err:
+        assert summary is None and "no request" not in str(err)
