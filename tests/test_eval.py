@@ -173,3 +173,52 @@ def test_training_and_evaluation_use_the_same_check(monkeypatch):
     calls = []
     monkeypatch.setattr(math_module, "is_correct", lambda r, g: calls.append((r, g)) or True)
     assert math_module.math_reward(["\\boxed{1}"], ["2"]) == [1.0] and calls == [("\\boxed{1}", "2")]
+
+
+def test_compare_names_runs_uniquely_and_warns_when_they_differ(tmp_path):
+    for path, n, questions in (("a/out", 32, 30), ("b/out", 16, 28)):
+        (tmp_path / path).mkdir(parents=True)
+        report = {"config": {"n": n, "temperature": 0.6}, "average": {"pass_at_k": {"1": 0.2, "16": 0.5}},
+                  "benchmarks": {"aime24": {"questions": questions, "pass_at_k": {"1": 0.2, "16": 0.5}}}}
+        (tmp_path / path / "report.json").write_text(json.dumps(report))
+    text = compare_runs([str(tmp_path / "a" / "out"), str(tmp_path / "b" / "out")])
+    assert "a/out pass@16" in text and "b/out pass@16" in text and "k = 16: the largest k" in text
+    assert "n differs: a/out 32, b/out 16" in text and "aime24: other questions: a/out 30, b/out 28" in text
+
+
+def test_eval_refuses_another_runs_counts_and_overwrite_starts_again(model_dirs, tmp_path, monkeypatch):
+    from tagrpo.evaluation.fingerprint import FingerprintMismatch
+
+    cfg = dict(model=model_dirs["qwen3"], benchmarks="toy_world", n=2, k="1,2", max_new_tokens=4, limit=3,
+               output_dir=str(tmp_path), engine="transformers", template="plain")
+    run_eval(EvalConfig(**cfg))
+    with pytest.raises(FingerprintMismatch, match=r"model \(.*qwen3.* vs .*llama.*\), model_hash"):
+        run_eval(EvalConfig(**{**cfg, "model": model_dirs["llama"]}))
+    with pytest.raises(FingerprintMismatch, match=r"temperature \(0.6 vs 1.0\)"):
+        run_eval(EvalConfig(**{**cfg, "temperature": 1.0}))
+    made = _patch_engine(monkeypatch)
+    run_eval(EvalConfig(**{**cfg, "temperature": 1.0, "overwrite": True}))
+    assert len(made[0].prompts) == 3  # every question again, under the new settings
+    stored = json.loads((tmp_path / "toy_world" / "fingerprint.json").read_text())
+    assert stored["temperature"] == 1.0 and stored["benchmark"] == "toy_world"
+
+
+def test_a_question_samples_the_same_whatever_its_neighbours(model_dirs):
+    from tagrpo.evaluation.fingerprint import question_seed
+
+    engine = engines.TransformersEngine(model_dirs["qwen3"])
+    prompts = ["what is 1+1?", "what is 2+2?", "what is 3+3?"]
+    seeds = [question_seed(0, i) for i in ("q1", "q2", "q3")]
+    together = engine.generate(prompts, 3, 1.0, 1.0, 6, seeds)
+    alone = engine.generate(prompts[2:], 3, 1.0, 1.0, 6, seeds[2:])  # a resumed run: q3 without q1, q2
+    assert together[2] == alone[0] and question_seed(0, "q1") != question_seed(1, "q1")
+
+
+def test_bad_names_give_one_line_before_anything_loads(tmp_path):
+    from tagrpo.cli import main
+
+    with pytest.raises(ValueError, match="benchmark='aime2024' is not valid; expected one of: 'math_train'"):
+        EvalConfig(model="m", benchmarks="aime24,aime2024")
+    with pytest.raises(ValueError, match=r"--k '1,a': expected comma-separated whole numbers"):
+        EvalConfig(model="m", n=4, k="1,a")
+    assert main(["eval", "--model", str(tmp_path / "no" / "such" / "model"), "--benchmarks", "toy_world"]) == 2

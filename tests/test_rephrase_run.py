@@ -277,3 +277,43 @@ def test_only_known_prices_are_charged(tmp_path):
     assert RephraseConfig(**local, price_in=1.0, price_out=2.0).prices == (1.0, 2.0)
     with pytest.raises(ValueError, match="--max-cost needs a price"):
         RephraseConfig(**local, max_cost=5.0)
+
+
+@pytest.mark.parametrize("backend", ["rule", "transformers"])
+def test_kill_9_keeps_what_every_backend_finished(backend, model_dirs, tmp_path):
+    """The rule backend once wrote its cache only at the end, so a kill -9 lost everything."""
+    import time
+
+    out = tmp_path / "out.jsonl"
+    cache = Path(str(out) + ".cache.jsonl")
+    if backend == "rule":
+        total, args = 60000, ["--data", "toy_world", "--limit", "20000", "--backend", "rule", "--n", "3"]
+    else:
+        total, args = 120, ["--data", write_rows(tmp_path / "rows.jsonl", 40), "--backend", "transformers",
+                            "--model", model_dirs["qwen3"], "--max-tokens", "24", "--concurrency", "4", "--n", "3"]
+    proc = _start([*args, "--out", str(out)], {**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (cache.exists() and cache.stat().st_size > 0):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=10)
+    assert proc.returncode == -signal.SIGKILL and not out.exists()  # killed mid-run, before the output
+    kept = read_jsonl(str(cache), repair=True)
+    assert 0 < len(kept) < total and all(r["backend"] == backend for r in kept)  # committed as they finished
+
+
+def test_rule_backend_commits_while_it_runs(tmp_path, monkeypatch):
+    """What the kill -9 test above relies on, without its race: lines reach the cache file during the run."""
+    import tagrpo.rephrase.backends as backends
+
+    out = tmp_path / "out.jsonl"
+    cache = Path(str(out) + ".cache.jsonl")
+    seen, real = [], backends.rule_rephrase
+
+    def watching(*args):
+        seen.append(cache.stat().st_size if cache.exists() else 0)
+        return real(*args)
+
+    monkeypatch.setattr(backends, "rule_rephrase", watching)
+    run_rephrase(RephraseConfig(data="toy_world", limit=400, backend="rule", n=3, out=str(out)))
+    assert len(seen) == 1200 and seen[600] > 0  # half way through, the first results are on disk

@@ -244,6 +244,28 @@ def test_hung_worker_is_replaced_and_scores_zero():
         assert pool.map(["a"], ["a"]) == [1.0]
 
 
+def check_dying(response: str, gold) -> bool:
+    """A check whose worker dies (SIGKILL to itself) on 'die', and on 'flaky' only the first time per file."""
+    import os
+    import pathlib
+
+    if response == "die" or (response.startswith("flaky:") and not pathlib.Path(response[6:]).exists()):
+        if response.startswith("flaky:"):
+            pathlib.Path(response[6:]).touch()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return response == str(gold)
+
+
+def test_a_dead_worker_is_retried_once_then_unscorable_not_wrong(tmp_path):
+    import math
+
+    flag = tmp_path / "died-once"
+    with VerifierPool(workers=1, timeout=2.0, check=check_dying) as pool:
+        scores = pool.map(["a", "die", f"flaky:{flag}", "b"], ["a", "x", f"flaky:{flag}", "c"])
+        assert scores[0] == 1.0 and math.isnan(scores[1]) and scores[2] == 1.0 and scores[3] == 0.0
+        assert pool.unscorable == 1  # 'die' killed its worker twice; 'flaky' was right on its retry
+
+
 def test_math_reward_parallel_and_verify_many():
     reward = MathReward(workers=2, timeout=2.0)
     try:

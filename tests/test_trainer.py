@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import zlib
 
 import pytest
 import torch
@@ -169,3 +170,15 @@ def test_pool_split_is_detected():
 def test_grpo_trainer_is_untouched_by_dataset_extras(model_dirs, tmp_path):
     """The rows TA-GRPO trains on also train plain TRL (its reward sees the same columns)."""
     trl_trainer(model_dirs["qwen3"], tmp_path, num_generations=4, max_completion_length=4).train()
+
+
+def test_unscorable_rows_get_advantage_zero_and_are_counted(model_dirs, tmp_path):
+    def quarter_unscorable(completions, **kwargs):  # every 4th row: no score (a dead verifier, say)
+        return [None if i % 4 == 0 else float(zlib.crc32(c.encode()) % 2) for i, c in enumerate(completions)]
+
+    trainer = make_trainer(model_dirs["qwen3"], pool_rows(), tmp_path, reward=quarter_unscorable, max_steps=1)
+    trainer.train()
+    steps = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [s["tagrpo/unscorable"] for s in steps if "tagrpo/unscorable" in s] == [0.25]
+    advantages = list(trainer._logs["advantages"])
+    assert all(a == 0.0 for a in advantages[::4])

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tagrpo.errors import InputError, closest
+
 
 def check_mode(name: str, value: str, valid: Sequence[str]) -> str:
-    """Return ``value`` if it is one of ``valid``; otherwise raise a ValueError naming the valid ones."""
+    """Return ``value`` if it is one of ``valid``; otherwise raise an ``InputError`` (a ValueError) naming the
+    valid ones and the closest of them."""
     if value not in valid:
         choices = ", ".join(repr(v) for v in valid)
-        raise ValueError(f"{name}={value!r} is not valid; expected one of: {choices}")
+        raise InputError(f"{name}={value!r} is not valid; expected one of: {choices}{closest(value, valid)}")
     return value

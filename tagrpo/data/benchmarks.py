@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tagrpo.core import check_mode
+from tagrpo.errors import InputError
 from tagrpo.rewards.math import extract_boxed
 
 GPQA_ENV = "TAGRPO_GPQA_PATH"
@@ -131,7 +132,7 @@ def _map_row(spec: BenchmarkSpec, row: dict, index: int, source: str) -> dict:
     """One source row as ``{id, question, answer, benchmark, reward, ...}``; ``index`` is 0-based."""
     number = index + 1
     if not isinstance(row, dict):
-        raise ValueError(f"{source}: row {number} is not a JSON object")
+        raise InputError(f"{source}: row {number} is not a JSON object")
     q_name = next((f for f in (spec.question_field, "problem", "question") if row.get(f) is not None), None)
     question = _text(row.get(q_name)) if q_name else ""
     if not question:
@@ -167,7 +168,7 @@ def _finish(spec: BenchmarkSpec, rows: list[dict], source: str, limit: int | Non
     seen: dict[str, int] = {}
     for number, row in enumerate(rows, start=1):
         if row["id"] in seen:
-            raise ValueError(f"{source}: row {number}: id {row['id']!r} repeats row {seen[row['id']]}")
+            raise InputError(f"{source}: row {number}: id {row['id']!r} repeats row {seen[row['id']]}")
         seen[row["id"]] = number
     if limit is None and len(rows) != spec.count:
         warnings.warn(f"{spec.name}: {source} has {len(rows)} rows, expected {spec.count}", stacklevel=3)
@@ -182,7 +183,7 @@ def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
             try:
                 rows.append((number, json.loads(line)))
             except json.JSONDecodeError as err:
-                raise ValueError(f"{path}: row {number}: invalid JSON ({err.msg})") from err
+                raise InputError(f"{path}: row {number}: invalid JSON ({err.msg})") from err
     return rows
 
 

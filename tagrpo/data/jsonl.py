@@ -6,6 +6,8 @@ import json
 import os
 from collections.abc import Iterable
 
+from tagrpo.errors import InputError
+
 
 def read_jsonl(path: str, repair: bool = False) -> list[dict]:
     """All complete records of ``path`` ([] when it does not exist).
@@ -26,7 +28,7 @@ def read_jsonl(path: str, repair: bool = False) -> list[dict]:
                 records.append(json.loads(raw))
             except json.JSONDecodeError as err:
                 if not (last or (number == len(lines) - 1 and not lines[-1])):
-                    raise ValueError(f"{path}, line {number}: not valid JSON ({err.msg})") from None
+                    raise InputError(f"{path}, line {number}: not valid JSON ({err.msg})") from None
                 if repair:
                     with open(path, "r+b") as f:
                         f.truncate(offset)

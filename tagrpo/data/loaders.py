@@ -17,6 +17,7 @@ import datasets
 
 from tagrpo.core.modes import check_mode
 from tagrpo.data.schema import DataProblem, InvalidDataError, ensure_valid
+from tagrpo.errors import InputError
 
 FILE_SUFFIXES = (".jsonl", ".json", ".parquet")
 _SAVED_MARKERS = (
@@ -84,6 +85,18 @@ def _dataset_rows(data: Any, split: str, name: str) -> tuple[list[Any], str]:
     raise TypeError(f"{name}: expected a datasets.Dataset or DatasetDict, got {type(data).__name__}")
 
 
+def _from_hub(source: str, split: str):
+    """A hub data set, asked only for an ``owner/name`` id and only when the hub may be reached."""
+    if "/" not in source or source.count("/") > 1 or source.startswith((".", "~")):
+        raise InputError(f"data {source!r}: no such file or directory (and not a hub data set id owner/name)")
+    if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1":
+        raise InputError(f"data {source!r}: not a local file or directory, and the hub is off (HF_HUB_OFFLINE=1)")
+    try:
+        return datasets.load_dataset(source, split=split)
+    except (ConnectionError, OSError, FileNotFoundError, datasets.exceptions.DatasetNotFoundError) as err:
+        raise InputError(f"data {source!r}: not a local file, and the hub could not provide it ({err})") from None
+
+
 def _load(source: Any, split: str) -> tuple[list[Any], str, list[int]]:
     """Rows, display name and the number reported for each row (JSONL line or 1-based position)."""
     if isinstance(source, (datasets.Dataset, datasets.DatasetDict)):
@@ -95,8 +108,10 @@ def _load(source: Any, split: str) -> tuple[list[Any], str, list[int]]:
         if path.is_file():
             if path.suffix.lower() not in FILE_SUFFIXES:
                 expected = ", ".join(FILE_SUFFIXES)
-                raise ValueError(f"{path}: unsupported file type {path.suffix!r}; expected: {expected}")
+                raise InputError(f"{path}: unsupported file type {path.suffix!r}; expected: {expected}")
             rows, numbers = _read_file(path)
+            if not rows:
+                raise InputError(f"{path}: the file is empty (no rows)")
             return rows, str(path), numbers
         if path.is_dir():
             if any((path / marker).exists() for marker in _SAVED_MARKERS):
@@ -106,8 +121,7 @@ def _load(source: Any, split: str) -> tuple[list[Any], str, list[int]]:
         elif path.suffix.lower() in FILE_SUFFIXES or not isinstance(source, str):
             raise FileNotFoundError(f"data file not found: {path}")
         else:
-            hub = datasets.load_dataset(source, split=split)
-            rows, name = _dataset_rows(hub, split, f"{source}[{split}]")
+            rows, name = _dataset_rows(_from_hub(source, split), split, f"{source}[{split}]")
     else:
         raise TypeError(
             "source must be a file path, a directory, a hub id, a list of rows, or a datasets.Dataset or"
@@ -166,7 +180,7 @@ def load_questions(
         "rephrasings": rephrasings_field,
     }
     if len(set(mapping.values())) != len(mapping):
-        raise ValueError(f"each canonical field needs its own source field; got {mapping}")
+        raise InputError(f"each canonical field needs its own source field; got {mapping}")
     raw, name, numbers = _load(source, split)
     rows: list[Any] = []
     clash_problems: list[DataProblem] = []

@@ -27,6 +27,7 @@ from itertools import cycle, islice
 from typing import Any
 
 from tagrpo.core.modes import check_mode
+from tagrpo.errors import InputError
 
 SHORT_POLICIES = ("fill_original", "cycle", "drop")
 
@@ -51,7 +52,7 @@ def fit_rephrasings(
     if isinstance(num_rephrasings, bool) or not isinstance(num_rephrasings, int):
         raise TypeError(f"num_rephrasings must be an int, got {type(num_rephrasings).__name__}")
     if num_rephrasings < 0:
-        raise ValueError(f"num_rephrasings must be >= 0, got {num_rephrasings}")
+        raise InputError(f"num_rephrasings must be >= 0, got {num_rephrasings}")
     counts = {"complete": 0, "filled": 0, "dropped": 0, "truncated": 0}
     fitted: list[dict] = []
     for row in rows:

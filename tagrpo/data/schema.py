@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tagrpo.errors import InputError
+
 CANONICAL_FIELDS = ("id", "prompt", "answer", "rephrasings")
 MAX_LISTED_PROBLEMS = 20
 
@@ -39,7 +41,7 @@ class DataProblem:
         return f"{where}: {self.message}"
 
 
-class InvalidDataError(ValueError):
+class InvalidDataError(InputError):
     """Raised when data does not match the schema; ``problems`` holds every problem found."""
 
     def __init__(self, problems: Sequence[DataProblem]) -> None:

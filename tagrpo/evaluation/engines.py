@@ -33,22 +33,20 @@ class TransformersEngine:
         self.batch_size = batch_size
 
     def generate(
-        self, prompts: Sequence[str], n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+        self, prompts: Sequence[str], n: int, temperature: float, top_p: float, max_new_tokens: int, seeds
     ) -> list[list[str]]:
+        """``n`` responses per prompt; ``seeds`` (one per prompt, or one int for all) seed each prompt's samples,
+        so a prompt's responses do not depend on its neighbours in the batch (one ``generate`` per prompt)."""
         from tagrpo.evaluation.sampling import sample_responses
 
-        return sample_responses(
-            self.model,
-            self.tokenizer,
-            prompts,
-            n,
-            temperature=temperature,
-            top_p=top_p,
-            max_new_tokens=max_new_tokens,
-            batch_size=self.batch_size,
-            seed=seed,
-            progress=False,
-        )
+        seeds = [seeds] * len(prompts) if isinstance(seeds, int) else list(seeds)
+        return [
+            sample_responses(
+                self.model, self.tokenizer, [prompt], n, temperature=temperature, top_p=top_p,
+                max_new_tokens=max_new_tokens, batch_size=self.batch_size, seed=seed, progress=False,
+            )[0]
+            for prompt, seed in zip(prompts, seeds, strict=True)
+        ]
 
 
 class VLLMEngine:
@@ -61,11 +59,15 @@ class VLLMEngine:
         self.tokenizer = self.llm.get_tokenizer()
 
     def generate(
-        self, prompts: Sequence[str], n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+        self, prompts: Sequence[str], n: int, temperature: float, top_p: float, max_new_tokens: int, seeds
     ) -> list[list[str]]:
         from vllm import SamplingParams
 
-        params = SamplingParams(n=n, temperature=temperature, top_p=top_p, max_tokens=max_new_tokens, seed=seed)
+        seeds = [seeds] * len(prompts) if isinstance(seeds, int) else list(seeds)
+        params = [
+            SamplingParams(n=n, temperature=temperature, top_p=top_p, max_tokens=max_new_tokens, seed=seed)
+            for seed in seeds
+        ]
         outputs = self.llm.generate(list(prompts), params, use_tqdm=False)
         return [[c.text for c in out.outputs] for out in outputs]
 

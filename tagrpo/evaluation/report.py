@@ -83,12 +83,20 @@ def compare_runs(run_dirs: list[str], output_dir: str | None = None, console: Co
         with open(path, encoding="utf-8") as f:
             reports.append(json.load(f))
     k = max(set.intersection(*(set(r["average"]["pass_at_k"]) for r in reports)) or {"1"}, key=int)
-    names = [os.path.basename(d.rstrip("/")) for d in run_dirs]
+    names = run_names(run_dirs)
     benchmarks = [b for b in reports[0]["benchmarks"] if all(b in r["benchmarks"] for r in reports)]
+    warnings = comparability(reports, names, benchmarks)
+    for line in warnings:
+        console.print(f"[bold yellow]warning: {line}")
     headers = ["benchmark", *[f"{n} pass@{k}" for n in names], *[f"Δ {n}" for n in names[1:]]]
     lines = [
         f"# pass@{k} (%) side by side; Δ against {names[0]}",
         "",
+        f"k = {k}: the largest k that every run evaluated. Runs: "
+        + ", ".join(f"{n} = `{d}`" for n, d in zip(names, run_dirs, strict=True)) + ".",
+        "",
+        *[f"- **warning**: {w}" for w in warnings],
+        *([""] if warnings else []),
         "| " + " | ".join(headers) + " |",
         "|" + "---|" * len(headers),
     ]
@@ -104,6 +112,36 @@ def compare_runs(run_dirs: list[str], output_dir: str | None = None, console: Co
             f.write(text)
         _compare_plot(reports, names, benchmarks, k, os.path.join(output_dir, "compare.png"))
     return text
+
+
+SAMPLING = ("n", "temperature", "top_p", "max_new_tokens", "template", "chat_template", "seed")
+
+
+def run_names(run_dirs: list[str]) -> list[str]:
+    """Short unique labels: the directory names, with as many parent directories as it takes to tell them apart."""
+    parts = [os.path.normpath(d).split(os.sep) for d in run_dirs]
+    for depth in range(1, max(map(len, parts)) + 1):
+        names = ["/".join(p[-depth:]) for p in parts]
+        if len(set(names)) == len(names):
+            return names
+    return [f"{n} #{i + 1}" for i, n in enumerate(names)]
+
+
+def comparability(reports: list[dict], names: list[str], benchmarks: list[str]) -> list[str]:
+    """What makes the runs not comparable, each with the numbers: other sampling settings, other questions."""
+    out = []
+    for key in SAMPLING:
+        values = [r.get("config", {}).get(key) for r in reports]
+        if len(set(map(repr, values))) > 1:
+            out.append(f"{key} differs: " + ", ".join(f"{n} {v!r}" for n, v in zip(names, values, strict=True)))
+    for b in benchmarks:
+        counts = [r["benchmarks"][b].get("questions") for r in reports]
+        if len(set(counts)) > 1:
+            out.append(f"{b}: other questions: " + ", ".join(f"{n} {c}" for n, c in zip(names, counts, strict=True)))
+    missing = sorted({b for r in reports for b in r["benchmarks"]} - set(benchmarks))
+    if missing:
+        out.append(f"benchmarks not in every run, left out: {', '.join(missing)}")
+    return out
 
 
 def _compare_plot(reports, names, benchmarks, k, path):

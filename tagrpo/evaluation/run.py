@@ -3,6 +3,8 @@
 Per benchmark, ``output_dir/<benchmark>/counts.jsonl`` receives one line per finished question (``id``, ``n``,
 ``correct``, diversity numbers), appended and flushed chunk by chunk: a crash loses at most the chunk in flight,
 a torn last line is dropped, and a rerun skips the questions already there. pass@k is recomputed from that file.
+``fingerprint.json`` beside it records the model and the sampling settings: a run with other ones refuses the
+directory (``--overwrite`` starts again), and every question samples with a seed of its own id.
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from tagrpo.data.jsonl import append_jsonl, read_jsonl
 from tagrpo.data.prompts import TEMPLATES, render_prompt
+from tagrpo.errors import InputError
 from tagrpo.evaluation.diversity import distinct_ngrams, mean_pairwise_cosine_distance
+from tagrpo.evaluation.fingerprint import claim, fingerprint, question_seed
 from tagrpo.evaluation.sampling import pass_at_k_curve
+from tagrpo.models import check_model
 
 
 @dataclass
@@ -42,20 +47,28 @@ class EvalConfig:
     limit: int | None = None
     seed: int = 0
     embedder: str = "none"
+    overwrite: bool = False
 
     def __post_init__(self):
         from tagrpo.core import check_mode
+        from tagrpo.data import BENCHMARK_NAMES
         from tagrpo.evaluation.engines import ENGINES
 
         check_mode("template", self.template, tuple(TEMPLATES))
         check_mode("engine", self.engine, ENGINES)
+        for name in self.benchmark_list:
+            check_mode("benchmark", name, (*BENCHMARK_NAMES, "toy_world"))
         _ = self.ks
 
     @property
     def ks(self) -> list[int]:
-        ks = sorted({int(k) for k in str(self.k).split(",") if k.strip()})
-        if not ks or ks[0] < 1 or ks[-1] > self.n:
-            raise ValueError(f"k={self.k!r}: every k must be between 1 and n={self.n}")
+        parts = [k.strip() for k in str(self.k).split(",") if k.strip()]
+        bad = [k for k in parts if not k.isdigit()]
+        if bad or not parts:
+            raise InputError(f"--k {self.k!r}: expected comma-separated whole numbers such as 1,2,4,8")
+        ks = sorted({int(k) for k in parts})
+        if ks[0] < 1 or ks[-1] > self.n:
+            raise InputError(f"--k {self.k!r}: every k must be between 1 and n={self.n}")
         return ks
 
     @property
@@ -93,8 +106,14 @@ def evaluate_benchmark(name: str, cfg: EvalConfig, engine, embedder, console: Co
     from tagrpo.rewards import get_reward_check
 
     rows = load_eval_rows(name, cfg.data_dir, cfg.limit)
-    path = os.path.join(cfg.output_dir, name, "counts.jsonl")
+    directory = os.path.join(cfg.output_dir, name)
+    path = os.path.join(directory, "counts.jsonl")
+    if cfg.overwrite:
+        for stale in (path, os.path.join(directory, "fingerprint.json")):
+            if os.path.exists(stale):
+                os.remove(stale)
     done = {r["id"]: r for r in read_jsonl(path, repair=True)}
+    claim(directory, fingerprint(cfg, name), has_counts=bool(done))
     todo = [r for r in rows if str(r["id"]) not in done]
     if done:
         console.print(f"{name}: resuming, {len(done)} of {len(rows)} questions already done")
@@ -110,9 +129,8 @@ def evaluate_benchmark(name: str, cfg: EvalConfig, engine, embedder, console: Co
         for start in range(0, len(todo), cfg.chunk_questions):
             chunk = todo[start : start + cfg.chunk_questions]
             prompts = [render_prompt(r["question"], engine.tokenizer, cfg.template, cfg.chat_template) for r in chunk]
-            responses = engine.generate(
-                prompts, cfg.n, cfg.temperature, cfg.top_p, cfg.max_new_tokens, cfg.seed + start
-            )
+            seeds = [question_seed(cfg.seed, r["id"]) for r in chunk]
+            responses = engine.generate(prompts, cfg.n, cfg.temperature, cfg.top_p, cfg.max_new_tokens, seeds)
             lines = []
             for row, texts in zip(chunk, responses, strict=True):
                 check = get_reward_check(row.get("reward", "math"))
@@ -150,6 +168,7 @@ def run_eval(cfg: EvalConfig, console: Console | None = None) -> dict:
     from tagrpo.evaluation.report import write_eval_report
 
     console = console or Console()
+    check_model(cfg.model)
     os.makedirs(cfg.output_dir, exist_ok=True)
     engine = make_engine(cfg.engine, cfg.model, batch_size=cfg.batch_size)
     embedder = None

@@ -119,6 +119,7 @@ class RuleBackend:
                 emit(request, Completion(rule_solve(request.text)), None)
             else:
                 emit(request, Completion(rule_rephrase(request.text, request.transform, request.variant)), None)
+            await asyncio.sleep(0)  # let the cache writer commit what is done: a kill -9 then loses nothing
 
     async def aclose(self) -> None:
         return None

@@ -19,6 +19,7 @@ import os
 from typing import Any, TextIO
 
 from tagrpo.data.jsonl import append_jsonl, read_jsonl
+from tagrpo.errors import InputError
 
 
 def cache_key(*parts: Any) -> str:
@@ -41,7 +42,7 @@ class ResultCache:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._lock_file.close()
-            raise ValueError(f"{path}: another rephrase run is using this cache") from None
+            raise InputError(f"{path}: another rephrase run is using this cache") from None
         self.records: dict[str, dict] = {}
         for record in read_jsonl(path, repair=True):
             if isinstance(record, dict) and "key" in record:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tagrpo.core.modes import check_mode
+from tagrpo.errors import InputError
 from tagrpo.rephrase.backends import BACKENDS, RuleBackend, TransformersBackend
 from tagrpo.rephrase.report import check_out_path
 from tagrpo.rephrase.templates import type_plan
@@ -70,7 +71,7 @@ class RephraseConfig:
     def __post_init__(self) -> None:
         check_mode("backend", self.backend, BACKENDS)
         if self.max_cost is not None and self.prices is None:
-            raise ValueError(
+            raise InputError(
                 f"--max-cost needs a price, and model {self.model!r} at {self.base_url or 'api.openai.com'} has no "
                 "known one: give --price-in and --price-out (or --max-requests)"
             )
@@ -78,9 +79,9 @@ class RephraseConfig:
         type_plan(self.n, self.types)
         check_out_path(self.out)
         if self.concurrency < 1 or self.max_retries < 0:
-            raise ValueError("concurrency must be >= 1 and max_retries >= 0")
+            raise InputError("concurrency must be >= 1 and max_retries >= 0")
         if not 0 < self.min_length_ratio <= self.max_length_ratio:
-            raise ValueError(
+            raise InputError(
                 f"need 0 < min_length_ratio <= max_length_ratio, got {self.min_length_ratio}, {self.max_length_ratio}"
             )
 
@@ -130,7 +131,7 @@ def make_backend(cfg: RephraseConfig, model: str, solver: bool = False):
     key = os.environ.get(cfg.api_key_env)
     if not key:
         if cfg.base_url is None:
-            raise ValueError(f"set ${cfg.api_key_env} to the API key (or pass --base-url for a local server)")
+            raise InputError(f"set ${cfg.api_key_env} to the API key (or pass --base-url for a local server)")
         logger.info("$%s is not set: using a dummy key for %s", cfg.api_key_env, cfg.base_url)
         key = DUMMY_KEY
     return OpenAIBackend(

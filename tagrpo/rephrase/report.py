@@ -12,6 +12,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from tagrpo.errors import InputError
+
 OUT_SUFFIXES = (".jsonl", ".parquet")
 STATUSES = ("accepted", "rejected", "failed", "pending")
 
@@ -19,7 +21,7 @@ STATUSES = ("accepted", "rejected", "failed", "pending")
 def check_out_path(path: str) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in OUT_SUFFIXES:
-        raise ValueError(f"out={path!r}: the output must end in one of {', '.join(OUT_SUFFIXES)}")
+        raise InputError(f"out={path!r}: the output must end in one of {', '.join(OUT_SUFFIXES)}")
     return path
 
 

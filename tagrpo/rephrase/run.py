@@ -381,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         run_rephrase(config_from_args(args))
-    except (ValueError, FileNotFoundError, TagrpoError) as err:
+    except (TagrpoError, FileNotFoundError) as err:
         print(f"tagrpo rephrase: error: {err}", file=sys.stderr)
         return 2
     return 0

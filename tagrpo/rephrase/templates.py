@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tagrpo.core.modes import check_mode
+from tagrpo.errors import InputError
 
 TRANSFORM_TYPES = ("paraphrase", "rename", "format", "reorder")
 PLACEHOLDER = "{question}"
@@ -54,7 +55,7 @@ def parse_types(types: str | None) -> tuple[str, ...]:
     for name in names:
         check_mode("types", name, TRANSFORM_TYPES)
     if len(set(names)) != len(names):
-        raise ValueError(f"types={types!r} names a type twice; N rephrasings cycle through the list already")
+        raise InputError(f"types={types!r} names a type twice; N rephrasings cycle through the list already")
     return names
 
 
@@ -65,7 +66,7 @@ def type_plan(n: int, types: str | None = None) -> list[tuple[str, int]]:
     ``paraphrase/0, rename/0, format/0, reorder/0, paraphrase/1``.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be an int >= 1, got {n!r}")
+        raise InputError(f"n must be an int >= 1, got {n!r}")
     names = parse_types(types)
     return [(names[i % len(names)], i // len(names)) for i in range(n)]
 
@@ -83,16 +84,16 @@ def load_templates(path: str | None = None) -> tuple[str, dict[str, str]]:
 
         data = yaml.safe_load(text)
     if not isinstance(data, Mapping):
-        raise ValueError(f"{path}: expected a mapping of type -> template, got {type(data).__name__}")
+        raise InputError(f"{path}: expected a mapping of type -> template, got {type(data).__name__}")
     for name, template in data.items():
         if name != "system":
             check_mode(f"{path}: template type", str(name), TRANSFORM_TYPES)
         if not isinstance(template, str) or not template.strip():
-            raise ValueError(f"{path}: template {name!r} must be a non-empty string")
+            raise InputError(f"{path}: template {name!r} must be a non-empty string")
         if name == "system":
             system = template
         elif PLACEHOLDER not in template:
-            raise ValueError(f"{path}: template {name!r} has no {PLACEHOLDER} placeholder")
+            raise InputError(f"{path}: template {name!r} has no {PLACEHOLDER} placeholder")
         else:
             templates[str(name)] = template
     return system, templates

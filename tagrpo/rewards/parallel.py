@@ -8,7 +8,10 @@ all inside one long C call (a huge integer power). Here each answer is checked i
   there, so they cannot cancel it) and scores 0.0 when it fires;
 * the parent reads which item each worker is on, and since when, from shared memory; an item still running
   ``timeout + grace`` seconds after it started (the worker is stuck where a signal cannot reach it) scores 0.0,
-  the workers are killed, the pool is replaced and the unfinished items are resubmitted.
+  the workers are killed, the pool is replaced and the unfinished items are resubmitted;
+* when a worker dies (killed, out of memory, a crash in C), its items in flight are retried once; an item that
+  breaks a worker twice is unscorable: NaN, which the trainer turns into advantage 0 and counts
+  (``tagrpo/unscorable``). ``VerifierPool.unscorable`` counts them too.
 
 Results come back in input order. Items travel in chunks, so the per-item deadline costs no extra round trips.
 As with any ``spawn``/``forkserver`` pool, workers import the ``__main__`` script: guard its entry point with
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import math
 import multiprocessing as mp
 import os
 import signal
@@ -109,7 +113,7 @@ class VerifierPool:
     def __init__(self, workers: int | None = None, timeout: float = 5.0, grace: float = 1.0, check=check_math):
         self.workers = max(1, workers or _cpus())
         self.timeout, self.grace, self.check = float(timeout), float(grace), check
-        self.restarts = 0
+        self.restarts = self.unscorable = 0
         self._executor = self._slots = None
         self._lock = threading.Lock()
 
@@ -165,20 +169,22 @@ class VerifierPool:
         self.__dict__.update(state, _lock=threading.Lock())
 
     def map(self, responses: Sequence[str], golds: Sequence) -> list[float]:
-        """Scores (1.0 / 0.0) of ``responses`` against ``golds``, in input order."""
+        """Scores (1.0 / 0.0, NaN when unscorable) of ``responses`` against ``golds``, in input order."""
         if len(responses) != len(golds):
             raise ValueError(f"{len(responses)} responses but {len(golds)} golds")
         with self._lock:
             scores: list[float | None] = [None] * len(responses)
+            retried: set[int] = set()
             while pending := [i for i, s in enumerate(scores) if s is None]:
-                self._run(pending, responses, golds, scores)
+                self._run(pending, responses, golds, scores, retried)
             return scores
 
-    def _run(self, pending: list[int], responses, golds, scores: list) -> None:
+    def _run(self, pending: list[int], responses, golds, scores: list, retried: set[int]) -> None:
         """Submit ``pending`` items in chunks and fill ``scores`` until all are done, one hangs or a worker dies.
 
-        A hung item (running past ``timeout + grace``) scores 0.0; so do the items in flight when a worker dies.
-        Either way the pool is replaced and the caller resubmits what is left.
+        A hung item (running past ``timeout + grace``) scores 0.0. The items in flight when a worker dies are left
+        for a retry, once; the second time they are NaN. Either way the pool is replaced and the caller
+        resubmits what is left.
         """
         pool = self._pool()
         size = max(1, min(32, len(pending) // (4 * self.workers)))
@@ -206,7 +212,13 @@ class VerifierPool:
                 if not lost:
                     raise BrokenProcessPool("a verifier worker died outside any item (failed to start?)")
                 for index in lost:
-                    scores[index] = 0.0
+                    if stuck:
+                        scores[index] = 0.0
+                    elif index in retried:
+                        scores[index] = math.nan
+                        self.unscorable += 1
+                    else:
+                        retried.add(index)
                 return
 
 

@@ -29,6 +29,8 @@ import re
 import zlib
 from dataclasses import dataclass
 
+from tagrpo.errors import InputError
+
 WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 NAMES = ("Tom", "Ann", "Raj", "Mia", "Leo", "Zoe", "Sam", "Ivy")
 ITEMS = ("apples", "pears", "coins", "books", "shells", "cards", "pens", "stones")
@@ -75,7 +77,7 @@ def split_of(a: int, b: int, c: int) -> str:
 def sample_problem(rng: random.Random, split: str | None = None) -> Problem:
     """A uniformly drawn problem, from the given split's triples (any triple when ``split`` is None)."""
     if split is not None and split not in SPLITS:
-        raise ValueError(f"split={split!r} is not valid; expected one of: {', '.join(map(repr, SPLITS))}")
+        raise InputError(f"split={split!r} is not valid; expected one of: {', '.join(map(repr, SPLITS))}")
     while True:
         a, b = rng.randrange(10), rng.randrange(10)
         c = rng.randrange(min(9, a + b) + 1)
@@ -98,7 +100,7 @@ def render(p: Problem, form: str) -> str:
             f"{p.name} has {WORDS[p.a]} {p.item}, gets {WORDS[p.b]} more and gives {WORDS[p.c]} away. "
             f"How many {p.item}?"
         )
-    raise ValueError(f"form={form!r} is not valid; expected one of: {', '.join(map(repr, FORMS))}")
+    raise InputError(f"form={form!r} is not valid; expected one of: {', '.join(map(repr, FORMS))}")
 
 
 _NUM = r"(\d|" + "|".join(WORDS) + r")"
@@ -117,7 +119,7 @@ def parse(text: str) -> tuple[int, int, int]:
         if m:
             values = [int(v) if v.isdigit() else WORDS.index(v) for v in m.groups()]
             return tuple(values[i] for i in order)
-    raise ValueError(f"not a rendering of this world: {text!r}")
+    raise InputError(f"not a rendering of this world: {text!r}")
 
 
 def rephrase(p: Problem, num_rephrasings: int, plan: str = "main", original: str = "spelled") -> list[str]:
@@ -126,9 +128,9 @@ def rephrase(p: Problem, num_rephrasings: int, plan: str = "main", original: str
     ``renamed`` keeps the ``original`` form and swaps in the n-th other person and item (n = 1..N, all distinct).
     """
     if plan not in PLANS:
-        raise ValueError(f"plan={plan!r} is not valid; expected one of: {', '.join(map(repr, PLANS))}")
+        raise InputError(f"plan={plan!r} is not valid; expected one of: {', '.join(map(repr, PLANS))}")
     if plan == "control" and original not in NARRATIVE_FORMS:
-        raise ValueError(f"the control plan renames entities, which a {original!r} original does not have")
+        raise InputError(f"the control plan renames entities, which a {original!r} original does not have")
     forms = PLANS[plan]
     out = []
     for n in range(num_rephrasings):

@@ -18,6 +18,7 @@ from trl import GRPOConfig
 
 from tagrpo.core import ANCHORS, SCOPES, check_mode
 from tagrpo.data import SHORT_POLICIES
+from tagrpo.errors import InputError
 
 
 @dataclass
@@ -55,11 +56,11 @@ class TAGRPOConfig(GRPOConfig):
         check_mode("scale_rewards", self.scale_rewards, ("group", "none"))
         check_mode("multi_objective_aggregation", self.multi_objective_aggregation, ("sum_then_normalize",))
         if self.console_every < 0:
-            raise ValueError(f"console_every must be >= 0, got {self.console_every}")
+            raise InputError(f"console_every must be >= 0, got {self.console_every}")
         if self.num_rephrasings < 0:
-            raise ValueError(f"num_rephrasings must be >= 0, got {self.num_rephrasings}")
+            raise InputError(f"num_rephrasings must be >= 0, got {self.num_rephrasings}")
         if self.generation_batch_size % self.pool_size != 0:
-            raise ValueError(
+            raise InputError(
                 f"generation_batch_size ({self.generation_batch_size}) must hold whole pools of "
                 f"(num_rephrasings + 1) * num_generations = {self.pool_size} rows"
             )

@@ -27,6 +27,13 @@ def _clean(value):
     return value
 
 
+def _step_of(line: str) -> int | None:
+    try:
+        return json.loads(line).get("step")
+    except json.JSONDecodeError:  # a line torn by a crash
+        return None
+
+
 class MetricsLogger(TrainerCallback):
     """Append every log of the main process to ``output_dir/filename`` (flushed, so a crash loses nothing) and
     print a compact line of the TA-GRPO diagnostics every ``every``-th log (never for 0)."""
@@ -37,6 +44,19 @@ class MetricsLogger(TrainerCallback):
         self.path = os.path.join(output_dir, filename)
         self.console = console or Console(stderr=True)
         self.every, self.logged = every, 0
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        """On a resume, drop the lines logged after the checkpoint's step: they are about to be logged again."""
+        if not state.is_world_process_zero or state.global_step == 0 or not os.path.exists(self.path):
+            return
+        with open(self.path, encoding="utf-8") as f:
+            lines = [line for line in f if line.strip()]
+        kept = [line for line in lines if _step_of(line) is not None and _step_of(line) <= state.global_step]
+        if len(kept) < len(lines):
+            tmp = self.path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.writelines(kept)
+            os.replace(tmp, self.path)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:

@@ -19,6 +19,7 @@ import yaml
 from tagrpo.core import check_mode
 from tagrpo.data import fit_rephrasings, load_questions
 from tagrpo.data.prompts import TEMPLATES, format_prompt
+from tagrpo.errors import InputError, closest
 from tagrpo.rewards import REWARDS, get_reward
 from tagrpo.trainer.config import TAGRPOConfig
 
@@ -43,16 +44,26 @@ class TrainJob:
     max_questions: int | None = field(default=None, metadata={"help": "Keep only the first K questions."})
 
 
+def known_keys() -> set[str]:
+    return {f.name for f in dataclasses.fields(TrainJob)} | {f.name for f in dataclasses.fields(TAGRPOConfig) if f.init}
+
+
+def _unknown(keys, where: str) -> None:
+    known = known_keys()
+    unknown = [k for k in keys if k not in known]
+    if unknown:
+        hints = ", ".join(f"{k!r}{closest(k, known)}" for k in unknown)
+        raise InputError(f"{where}: unknown key{'s' * (len(unknown) > 1)} {hints} (see `tagrpo train --help`)")
+
+
 def split_config(values: dict) -> tuple[TrainJob, TAGRPOConfig]:
     """Build the job and the trainer config from one flat mapping; unknown keys raise with their names."""
     job_keys = {f.name for f in dataclasses.fields(TrainJob)}
     cfg_keys = {f.name for f in dataclasses.fields(TAGRPOConfig) if f.init}
-    unknown = sorted(set(values) - job_keys - cfg_keys)
-    if unknown:
-        raise ValueError(f"unknown config keys: {', '.join(unknown)} (see `tagrpo train --help`)")
+    _unknown(values, "config")
     missing = [k for k in ("model", "data") if k not in values]
     if missing:
-        raise ValueError(f"config lacks required keys: {', '.join(missing)}")
+        raise InputError(f"config lacks required keys: {', '.join(missing)}")
     job = TrainJob(**{k: v for k, v in values.items() if k in job_keys})
     check_mode("template", job.template, tuple(TEMPLATES))
     check_mode("reward", job.reward, tuple(REWARDS))
@@ -90,14 +101,18 @@ def load_config(path: str | None, overrides: list[str]) -> dict:
     """Read a flat YAML mapping and apply ``key=value`` overrides (values parsed as YAML scalars)."""
     values = {}
     if path:
+        if not os.path.isfile(path):
+            raise InputError(f"--config {path}: no such file")
         with open(path, encoding="utf-8") as f:
             values = yaml.load(f, Loader=_Loader) or {}
         if not isinstance(values, dict):
-            raise ValueError(f"{path}: the config must be a mapping of keys to values")
+            raise InputError(f"{path}: the config must be a mapping of keys to values")
+        _unknown(values, path)
     for item in overrides:
         key, sep, raw = item.partition("=")
         if not sep or not key:
-            raise ValueError(f"override {item!r} must look like key=value")
+            raise InputError(f"override {item!r} must look like key=value")
+        _unknown([key.strip()], f"override {item!r}")
         values[key.strip()] = yaml.load(raw, Loader=_Loader)
     return values
 
@@ -132,11 +147,13 @@ def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
     from datasets import Dataset
     from transformers import AutoTokenizer
 
+    from tagrpo.models import check_model
     from tagrpo.trainer.trainer import TAGRPOTrainer
 
+    check_model(job.model)
     rows, counts = build_rows(job, config.num_rephrasings, config.rephrasing_policy)
     if not rows:
-        raise ValueError(f"{job.data}: no questions left to train on (rephrasing policy counts: {counts})")
+        raise InputError(f"{job.data}: no questions left to train on (rephrasing policy counts: {counts})")
     logger.info("rephrasing policy %r: %s", config.rephrasing_policy, counts)
     os.makedirs(config.output_dir, exist_ok=True)
     with open(os.path.join(config.output_dir, "job.json"), "w", encoding="utf-8") as f:
@@ -157,6 +174,25 @@ def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
         processing_class=tokenizer,
         callbacks=callbacks,
     )
-    trainer.train()
+    trainer.train(resume_from_checkpoint=resolve_resume(config.resume_from_checkpoint, config.output_dir))
     trainer.save_model(os.path.join(config.output_dir, "final"))
     return trainer
+
+
+def resolve_resume(value, output_dir: str) -> str | None:
+    """``resume_from_checkpoint``: a checkpoint directory; ``auto``: the latest in ``output_dir`` if any, else a
+    fresh start; ``true``: the latest, which must exist; unset or ``false``: a fresh start."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    if value in (None, False, "", "false", "False"):
+        return None
+    latest = get_last_checkpoint(output_dir) if os.path.isdir(output_dir) else None
+    if value == "auto":
+        return latest
+    if value in (True, "true", "True"):
+        if latest is None:
+            raise InputError(f"resume_from_checkpoint=true: no checkpoint-* directory in {output_dir}")
+        return latest
+    if not os.path.isdir(str(value)):
+        raise InputError(f"resume_from_checkpoint={value!r}: no such checkpoint directory")
+    return str(value)

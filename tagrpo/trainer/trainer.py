@@ -12,8 +12,11 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
 4. Advantages are recomputed from the rewards by ``tagrpo.core.pooled_advantages`` (pool or variant scope).
 5. An inference engine's importance-sampling correction is switched off unless ``anchor="none"``
    (``tagrpo.core.engine_correction_allowed``).
-6. Each step logs the pool and original-only diagnostics, the mean reward per variant, the rollouts spent
-   and tokens/s (console, ``report_to`` and ``metrics.jsonl``).
+6. Each step logs the pool and original-only diagnostics, the mean reward per variant, the rollouts spent,
+   tokens/s and the share of unscorable rows (every reward NaN: advantage 0) to the console, ``report_to``
+   and ``metrics.jsonl``.
+7. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen), restored on resume, so that
+   ``tagrpo/rollouts`` and tokens/s continue where they stopped.
 
 A train row holds ``prompt`` (q0, text or conversation), ``rephrasings`` (at least N prompts of the same kind),
 an ``id`` (the prompt text is used without one) and whatever the reward functions read (``answer``).
@@ -21,13 +24,16 @@ an ``id`` (the prompt text is used without one) and whatever the reward function
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import time
 
 import torch
 from accelerate.utils import gather_object
 from rich.console import Console
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from trl import GRPOTrainer
 from trl.trainer.utils import pad
 
@@ -37,6 +43,7 @@ from tagrpo.trainer.metrics_log import MetricsLogger, RichProgress
 
 logger = logging.getLogger(__name__)
 _CONSOLE = Console(stderr=True)
+STATE_FILE = "tagrpo_state.json"
 
 
 class TAGRPOTrainer(GRPOTrainer):
@@ -150,7 +157,9 @@ class TAGRPOTrainer(GRPOTrainer):
         cfg: TAGRPOConfig = self.args
         per_func = self._last_rewards  # (R_all, F)
         rewards = (per_func * self.reward_weights.to(per_func.device).unsqueeze(0)).nansum(dim=1)  # (R_all,)
-        rewards[torch.isnan(per_func).all(dim=1)] = torch.nan
+        unscorable = torch.isnan(per_func).all(dim=1)  # (R_all,)
+        rewards[unscorable] = torch.nan
+        self._metrics["train"]["tagrpo/unscorable"].append(unscorable.float().mean().item())
         grouped = rewards.view(-1, cfg.num_rephrasings + 1, cfg.num_generations)  # (B, N+1, G)
         advantages = pooled_advantages(
             grouped, scope=cfg.advantage_scope, scale=cfg.advantage_scale, eps=cfg.advantage_eps
@@ -163,6 +172,24 @@ class TAGRPOTrainer(GRPOTrainer):
         logged.extend(advantages.tolist())
         start = self.accelerator.process_index * local_rows
         return advantages[start : start + local_rows]  # (R,)
+
+    # ---- checkpoints ------------------------------------------------------------------------------------------
+    def _save_checkpoint(self, model, trial):
+        super()._save_checkpoint(model, trial)
+        if self.args.should_save:
+            name = f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+            folder = os.path.join(self._get_output_dir(trial=trial), name)
+            with open(os.path.join(folder, STATE_FILE), "w", encoding="utf-8") as f:
+                json.dump({"rollouts": self.rollouts, "tokens_seen": self.state.num_input_tokens_seen}, f)
+
+    def _load_optimizer_and_scheduler(self, checkpoint):
+        super()._load_optimizer_and_scheduler(checkpoint)
+        path = os.path.join(checkpoint, STATE_FILE) if checkpoint else None
+        if path and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                saved = json.load(f)
+            self.rollouts = saved["rollouts"]
+            self._throughput_mark = (time.perf_counter(), saved["tokens_seen"])
 
     def log(self, logs, start_time=None):
         if self.model.training:

@@ -36,7 +36,7 @@ def test_greedy_decoding_is_reproducible_and_talks(smollm2):
 
     engine = TransformersEngine(smollm2)
     prompts = [render_prompt("What is 7+5?", engine.tokenizer, "plain", chat=True)]
-    first = engine.generate(prompts, 2, 0.0, 1.0, 16, seed=0)
-    second = engine.generate(prompts, 2, 0.0, 1.0, 16, seed=123)
+    first = engine.generate(prompts, 2, 0.0, 1.0, 16, seeds=0)
+    second = engine.generate(prompts, 2, 0.0, 1.0, 16, seeds=123)
     assert first == second and first[0][0] == first[0][1]  # greedy: the seed and the sample do not matter
     assert "12" in first[0][0]  # the converted model answers as SmolLM2-135M-Instruct does

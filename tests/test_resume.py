@@ -1,0 +1,82 @@
+"""Training resumes from the command line with the same trajectory, after a real ``kill -9``."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import pool_rows
+from safetensors.torch import load_file
+
+from tagrpo.trainer.run import resolve_resume
+
+WORKER = str(Path(__file__).parent / "train_worker.py")
+
+
+def _args(model, data, out, *extra):
+    return [f"model={model}", f"data={data}", f"output_dir={out}", "template=plain", "num_generations=2",
+            "max_steps=6", "save_strategy=steps", "save_steps=2", "max_completion_length=6", "learning_rate=1e-2",
+            "logging_steps=1", "report_to=[]", "disable_tqdm=true", "seed=0", *extra]
+
+
+def _steps(out) -> list[dict]:
+    lines = (Path(out) / "metrics.jsonl").read_text().splitlines()
+    return [r for r in map(json.loads, lines) if "tagrpo/rollouts" in r]
+
+
+def _run(args, **kw):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    return subprocess.run([sys.executable, WORKER, *args], env=env, capture_output=True, text=True, **kw)
+
+
+@pytest.mark.slow
+def test_kill_9_then_resume_gives_the_uninterrupted_trajectory(model_dirs, tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in pool_rows(num_questions=6)))
+    model = model_dirs["qwen3"]
+    straight = _run(_args(model, data, tmp_path / "a"))
+    assert straight.returncode == 0, straight.stderr[-2000:]
+
+    out = tmp_path / "b"
+    kill_at = random.Random(os.getpid()).choice([3, 4, 5])  # a step after the first checkpoint (step 2)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    proc = subprocess.Popen([sys.executable, WORKER, *_args(model, data, out)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (out / "metrics.jsonl").exists() and any(s["step"] >= kill_at for s in _steps(out)):
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL and (out / "checkpoint-2").is_dir() and not (out / "final").exists()
+    resumed = _run(_args(model, data, out, "resume_from_checkpoint=auto"))
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+
+    a, b = _steps(tmp_path / "a"), _steps(out)
+    assert [s["step"] for s in b] == [1, 2, 3, 4, 5, 6]  # each step once: the lines past the checkpoint went
+    assert [s["tagrpo/rollouts"] for s in b] == [8.0 * k for k in range(1, 7)]  # counted on from the checkpoint
+    assert [s["loss"] for s in b] == [s["loss"] for s in a] and [s["reward"] for s in b] == [s["reward"] for s in a]
+    wa = load_file(str(tmp_path / "a" / "final" / "model.safetensors"))
+    wb = load_file(str(out / "final" / "model.safetensors"))
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_resume_values(tmp_path):
+    assert resolve_resume(None, str(tmp_path)) is None and resolve_resume("auto", str(tmp_path)) is None
+    with pytest.raises(ValueError, match="no checkpoint-\\* directory"):
+        resolve_resume(True, str(tmp_path))
+    (tmp_path / "checkpoint-2").mkdir()
+    (tmp_path / "checkpoint-10").mkdir()
+    assert resolve_resume("auto", str(tmp_path)) == str(tmp_path / "checkpoint-10")
+    assert resolve_resume("true", str(tmp_path)) == str(tmp_path / "checkpoint-10")
+    with pytest.raises(ValueError, match="no such checkpoint directory"):
+        resolve_resume(str(tmp_path / "checkpoint-7"), str(tmp_path))
