@@ -188,3 +188,56 @@ def test_rephrase_rule_backend_output_trains(model_dirs, tmp_path):
         ]
     )
     assert code == 0 and (tmp_path / "run" / "final" / "config.json").exists()
+
+
+def test_help_and_version_import_nothing_heavy():
+    import subprocess
+    import sys
+
+    code = ("import sys; from tagrpo.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('torch', 'transformers', 'trl', 'datasets') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    version = subprocess.run([sys.executable, "-m", "tagrpo", "--version"], capture_output=True, text=True)
+    assert version.stdout.strip() == "tagrpo 0.1.0"
+
+
+def test_train_flags_yaml_and_overrides_compose(tmp_path, monkeypatch):
+    import tagrpo.trainer.run as run
+
+    seen = {}
+    monkeypatch.setattr(run, "run_train", lambda job, config: seen.update(job=job, config=config))
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("model: m\ndata: d.jsonl\nlearning_rate: 1e-6\nchat_template: true\nanchor: none\n")
+    argv = ["train", "--config", str(cfg), "anchor=behavior", "--num_rephrasings", "2", "--chat_template", "false",
+            "--learning-rate", "3e-5"]
+    assert main(argv) == 0
+    job, config = seen["job"], seen["config"]
+    assert job.chat_template is False and config.anchor == "behavior" and config.num_rephrasings == 2
+    assert config.learning_rate == 3e-5 and job.model == "m"  # the flag wins over the YAML file
+
+
+def test_train_help_lists_every_field_with_its_choices(capsys):
+    import dataclasses
+
+    from tagrpo.trainer.config import TAGRPOConfig
+    from tagrpo.trainer.run import TrainJob
+
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    text = capsys.readouterr().out
+    for f in [*dataclasses.fields(TrainJob), *dataclasses.fields(TAGRPOConfig)]:
+        if f.init:
+            assert f"--{f.name}" in text, f.name
+    for choices in ("{original,none,behavior}", "{pool,variant}", "{fill_original,cycle,drop}", "{group,none}"):
+        assert choices in text
+
+
+def test_other_commands_have_help_choices_and_negatable_booleans(capsys):
+    for argv, expected in ((["eval", "--help"], ["{auto,vllm,transformers}", "--no-chat-template", "--overwrite"]),
+                           (["demo", "--help"], ["{quick,default}", "--arms"]),
+                           (["rephrase", "--help"], ["{openai,transformers,rule}", "--token-limit-param"])):
+        with pytest.raises(SystemExit):
+            main(argv)
+        text = capsys.readouterr().out
+        assert all(e in text for e in expected), (argv, [e for e in expected if e not in text])

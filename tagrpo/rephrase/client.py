@@ -42,7 +42,6 @@ JOB_HEADER = "X-TAGRPO-Job"
 FATAL_STATUS = (401, 403, 404)
 RETRY_STATUS = (408, 409, 429)
 RETRY_AFTER_CAP_S = 120.0  # what the openai client honours at most
-TOKEN_LIMIT_PARAMS = ("auto", "max_tokens", "max_completion_tokens", "both")
 
 
 class FatalRequestError(ValueError):
@@ -142,9 +141,6 @@ class OpenAIBackend:
         self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
         self.base_url = base_url
         official = base_url is None or "api.openai.com" in base_url
-        if token_limit_param not in TOKEN_LIMIT_PARAMS:
-            raise ValueError(f"token_limit_param={token_limit_param!r} is not valid; expected one of: "
-                             f"{', '.join(map(repr, TOKEN_LIMIT_PARAMS))}")
         if token_limit_param == "auto":
             token_limit_param = "max_completion_tokens" if official else "both"
         self.limit_names = ("max_tokens", "max_completion_tokens") if token_limit_param == "both" else (

@@ -20,6 +20,7 @@ DUMMY_KEY = "EMPTY"
 # Dollars per 1M prompt / completion tokens on api.openai.com (list prices); nothing else has a known price.
 KNOWN_PRICES = {"gpt-4-turbo": (10.0, 30.0), "gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6), "gpt-4.1": (2.0, 8.0)}
 CANONICAL = ("id", "prompt", "answer", "rephrasings", "rephrasing_provenance")
+TOKEN_LIMIT_PARAMS = ("auto", "max_tokens", "max_completion_tokens", "both")
 
 
 def _help(text: str, default: Any = dataclasses.MISSING) -> Any:
@@ -75,7 +76,7 @@ class RephraseConfig:
                 f"--max-cost needs a price, and model {self.model!r} at {self.base_url or 'api.openai.com'} has no "
                 "known one: give --price-in and --price-out (or --max-requests)"
             )
-        check_mode("token_limit_param", self.token_limit_param, ("auto", "max_tokens", "max_completion_tokens", "both"))
+        check_mode("token_limit_param", self.token_limit_param, TOKEN_LIMIT_PARAMS)
         type_plan(self.n, self.types)
         check_out_path(self.out)
         if self.concurrency < 1 or self.max_retries < 0:
@@ -150,19 +151,12 @@ def make_backend(cfg: RephraseConfig, model: str, solver: bool = False):
     )
 
 
-def _arg_type(f: dataclasses.Field) -> type:
-    text = str(f.type)
-    return int if "int" in text else float if "float" in text else str
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """One ``--flag`` per :class:`RephraseConfig` field (dashes for underscores), with the field's help."""
-    for f in dataclasses.fields(RephraseConfig):
-        flag = f"--{f.name.replace('_', '-')}"
-        help_text = f.metadata.get("help", "")
-        help_text += "" if "default" in help_text else f" (default: {f.default})"
-        parser.add_argument(flag, dest=f.name, type=_arg_type(f), default=None, help=help_text.replace("%", "%%"))
-    return parser
+    """One ``--flag`` per :class:`RephraseConfig` field (``tagrpo.cliargs``), with the field's help."""
+    from tagrpo.cliargs import add_dataclass_arguments
+
+    modes = {"backend": BACKENDS, "token_limit_param": TOKEN_LIMIT_PARAMS}
+    return add_dataclass_arguments(parser, RephraseConfig, choices=modes)
 
 
 def config_from_args(args: argparse.Namespace) -> RephraseConfig:

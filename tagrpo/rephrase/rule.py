@@ -15,6 +15,7 @@ rendering of the world raises ValueError.
 
 from __future__ import annotations
 
+from tagrpo.errors import InputError
 from tagrpo.rephrase.checks import CheckResult, normalize_ws
 from tagrpo.toy.world import FORMS, ITEMS, NAMES, NARRATIVE_FORMS, Problem, parse, render
 
@@ -88,6 +89,6 @@ def check_rule_rows(rows: list[dict], plan: list[tuple[str, int]]) -> None:
             problems.append(f"{row['id']}: {err}")
     if problems:
         listed = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
-        raise ValueError(
+        raise InputError(
             f"the rule backend only rephrases the toy world's questions; {len(problems)} rows fail: {listed}"
         )

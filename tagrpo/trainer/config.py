@@ -1,4 +1,5 @@
-"""TAGRPOConfig: TRL's GRPOConfig plus the three TA-GRPO knobs.
+"""TAGRPOConfig: TRL's GRPOConfig plus TA-GRPO's fields (N, anchoring, advantage scope and eps, the rule for
+questions with fewer than N rephrasings) and two logging fields.
 
 ``num_generations`` keeps TRL's name and means G, the samples drawn for *each* prompt variant. A question's pool
 is ``(num_rephrasings + 1) * num_generations`` rows; ``generation_batch_size`` counts rows and must hold whole
@@ -28,16 +29,23 @@ class TAGRPOConfig(GRPOConfig):
     )
     anchor: str = field(
         default="original",
-        metadata={"help": f"Prompt conditioning the loss of every pool row; one of {ANCHORS}."},
+        metadata={
+            "help": "Prompt that conditions the loss (current, old and reference log-probs) of every pool row: "
+            "original (q0, the paper), none (the prompt that generated the row: v1 and the public code) or "
+            "behavior (current and reference on q0, old on the generating prompt)."
+        },
     )
     advantage_scope: str = field(
         default="pool",
-        metadata={"help": f"Normalise rewards over the whole pool or per prompt variant; one of {SCOPES}."},
+        metadata={"help": "Normalise rewards over the whole pool (the paper) or over each prompt's G (variant)."},
     )
     advantage_eps: float = field(default=1e-4, metadata={"help": "Added to the reward std (TRL uses 1e-4)."})
     rephrasing_policy: str = field(
         default="fill_original",
-        metadata={"help": f"Questions with fewer than N rephrasings; one of {SHORT_POLICIES}."},
+        metadata={
+            "help": "Questions with fewer than N rephrasings: fill_original (pad with q0), cycle (repeat its "
+            "rephrasings) or drop (skip the question); counted in the logs and job.json."
+        },
     )
     metrics_jsonl: str | None = field(
         default="metrics.jsonl",
