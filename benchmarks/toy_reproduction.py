@@ -23,7 +23,7 @@ import sys
 from dataclasses import asdict
 
 from tagrpo.evaluation.tables import markdown_table
-from tagrpo.toy.arms import ARMS
+from tagrpo.toy.arms import ARMS, PAPER_ARMS
 from tagrpo.toy.demo import DemoConfig, run_demo
 from tagrpo.toy.report import arm_rows, k_max, label, pct, plot_all, premise_rows
 from tagrpo.toy.verdicts import MARGIN, judge, requirements
@@ -149,7 +149,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="reported seeds")
     parser.add_argument("--sweep-seed", type=int, default=99, help="seed of the learning-rate sweep (not reported)")
     parser.add_argument("--sweep-lrs", type=float, nargs="+", default=[1e-5, 3e-5, 6e-5])
-    parser.add_argument("--arms", default=",".join(ARMS), help="comma-separated arms of tagrpo.toy.arms")
+    parser.add_argument("--arms", default=",".join(PAPER_ARMS), help="comma-separated arms of tagrpo.toy.arms")
     parser.add_argument("--preset", default="default", help="demo preset (quick: a smoke test of this script)")
     parser.add_argument("--work-dir", default="outputs/toy_reproduction", help="run directories (reused)")
     parser.add_argument("--out", default=RESULTS, help="where the JSON, markdown and plots go")

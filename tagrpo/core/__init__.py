@@ -1,6 +1,6 @@
 """Pure TA-GRPO mathematics: tensors and numbers in, tensors out. No trainer, config or distributed code."""
 
-from tagrpo.core.advantages import SCALES, SCOPES, group_diagnostics, pooled_advantages
+from tagrpo.core.advantages import SCALES, SCOPES, group_diagnostics, pooled_advantages, uniform_groups
 from tagrpo.core.anchoring import (
     ANCHORS,
     AnchoredPrompts,
@@ -28,4 +28,5 @@ __all__ = [
     "pass_at_k",
     "pooled_advantages",
     "select_prompt_tokens",
+    "uniform_groups",
 ]

@@ -28,6 +28,12 @@ def _group_stats(grouped: torch.Tensor) -> tuple[torch.Tensor, ...]:
     return valid, mean, var.sqrt(), uniform
 
 
+def uniform_groups(rewards: torch.Tensor) -> torch.Tensor:
+    """(B,) whether each (B, G) group's valid rewards are all equal (fewer than two valid rewards count as
+    uniform): the groups that carry no gradient alone, which ``pool_mode="adaptive"`` expands."""
+    return _group_stats(rewards)[3].squeeze(-1)  # (B,)
+
+
 def pooled_advantages(
     rewards: torch.Tensor, scope: str = "pool", scale: str = "std", eps: float = 1e-6
 ) -> torch.Tensor:

@@ -14,6 +14,7 @@ training questions (B questions per step), an arm spends ``steps * B * samples``
 | ``pooled_no_anchor`` | main, pooled, conditioned on the generating prompt | (N+1)·G | S | Q |
 | ``ta_grpo`` | main, pooled, anchored on q0 | (N+1)·G | S | Q |
 | ``ta_grpo_control`` | control (renaming only), pooled, anchored on q0 | (N+1)·G | S | Q |
+| ``ta_grpo_adaptive`` | main, only for questions whose G samples of q0 are uniform | G to (N+1)·G | S | Q |
 
 ``grpo_long`` spends TA-GRPO's rollouts by training longer (the compute-matched baseline), ``grpo_more_data``
 trains as many epochs as GRPO on 2.5 times as many questions (the paper's data-efficiency comparison).
@@ -36,6 +37,7 @@ class Arm:
     wide: bool = False  # (N+1)*G samples of q0 per question instead of G
     long: bool = False  # (N+1) times the preset's steps
     data_factor: float = 1.0  # multiple of the preset's training questions (and steps, to keep the epochs)
+    pool_mode: str = "full"  # TAGRPOConfig.pool_mode
 
 
 ARMS = {
@@ -47,15 +49,17 @@ ARMS = {
     "pooled_no_anchor": Arm("pooled, no anchoring", plan="main", anchor="none"),
     "ta_grpo": Arm("TA-GRPO", plan="main"),
     "ta_grpo_control": Arm("TA-GRPO, renaming-only", plan="control"),
+    "ta_grpo_adaptive": Arm("TA-GRPO, adaptive pools", plan="main", pool_mode="adaptive"),
 }
+PAPER_ARMS = tuple(a for a in ARMS if a != "ta_grpo_adaptive")  # the paper's claims; adaptive is our addition
 
 
 def arm_settings(name: str, num_rephrasings: int, num_generations: int, steps: int, questions: int) -> dict:
     """Trainer-level settings of arm ``name`` for a preset of N, G, S steps and Q training questions.
 
     Returns ``num_rephrasings``, ``num_generations`` (samples per prompt variant), ``max_steps``,
-    ``train_questions``, ``advantage_scope``, ``anchor`` and ``plan`` (the rephrasing plan; ``main`` when the arm
-    uses none, so that its rows are the same questions).
+    ``train_questions``, ``advantage_scope``, ``anchor``, ``pool_mode`` and ``plan`` (the rephrasing plan;
+    ``main`` when the arm uses none, so that its rows are the same questions).
     """
     arm = ARMS[check_mode("arm", name, tuple(ARMS))]
     n = num_rephrasings if arm.plan else 0
@@ -68,5 +72,6 @@ def arm_settings(name: str, num_rephrasings: int, num_generations: int, steps: i
         "train_questions": math.ceil(questions * arm.data_factor),
         "advantage_scope": arm.advantage_scope,
         "anchor": arm.anchor,
+        "pool_mode": arm.pool_mode,
         "plan": arm.plan or "main",
     }

@@ -171,6 +171,7 @@ def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], conso
         num_generations=s["num_generations"],
         advantage_scope=s["advantage_scope"],
         anchor=s["anchor"],
+        pool_mode=s["pool_mode"],
         per_device_train_batch_size=cfg.questions_per_step * pool,
         max_completion_length=cfg.max_completion_length,
         max_steps=s["max_steps"],

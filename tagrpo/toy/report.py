@@ -31,11 +31,16 @@ STYLE = {  # arm: (colour, marker, line style)
     "pooled_no_anchor": ("tab:brown", "P", "-."),
     "ta_grpo": ("tab:red", "*", "-"),
     "ta_grpo_control": ("tab:orange", "X", ":"),
+    "ta_grpo_adaptive": ("tab:pink", "h", "--"),
+    "grpo_matched": ("tab:gray", "d", ":"),
 }
 
 
+EXTRA_LABELS = {"base": "base model", "grpo_matched": "GRPO-long at adaptive's rollouts"}
+
+
 def label(arm: str) -> str:
-    return "base model" if arm == "base" else ARMS[arm].label
+    return EXTRA_LABELS.get(arm) or ARMS[arm].label
 
 
 def k_max(results: list[dict]) -> int:

@@ -21,6 +21,8 @@ from tagrpo.core import ANCHORS, SCOPES, check_mode
 from tagrpo.data import SHORT_POLICIES
 from tagrpo.errors import InputError
 
+POOL_MODES = ("full", "adaptive")
+
 
 @dataclass
 class TAGRPOConfig(GRPOConfig):
@@ -38,6 +40,14 @@ class TAGRPOConfig(GRPOConfig):
     advantage_scope: str = field(
         default="pool",
         metadata={"help": "Normalise rewards over the whole pool (the paper) or over each prompt's G (variant)."},
+    )
+    pool_mode: str = field(
+        default="full",
+        metadata={
+            "help": "full: sample G for q0 and for each rephrasing, (N+1)*G rollouts per question (the paper); "
+            "adaptive: sample the rephrasings only for questions whose G samples of q0 all got the same reward "
+            "(B*G + U*N*G rollouts for B questions of which U are uniform; one process, transformers generation)."
+        },
     )
     advantage_eps: float = field(default=1e-4, metadata={"help": "Added to the reward std (TRL uses 1e-4)."})
     rephrasing_policy: str = field(
@@ -61,6 +71,7 @@ class TAGRPOConfig(GRPOConfig):
         check_mode("anchor", self.anchor, ANCHORS)
         check_mode("advantage_scope", self.advantage_scope, SCOPES)
         check_mode("rephrasing_policy", self.rephrasing_policy, SHORT_POLICIES)
+        check_mode("pool_mode", self.pool_mode, POOL_MODES)
         check_mode("scale_rewards", self.scale_rewards, ("group", "none"))
         check_mode("multi_objective_aggregation", self.multi_objective_aggregation, ("sum_then_normalize",))
         if self.console_every < 0:

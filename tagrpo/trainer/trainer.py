@@ -15,7 +15,9 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
 6. Each step logs the pool and original-only diagnostics, the mean reward per variant, the rollouts spent,
    tokens/s and the share of unscorable rows (every reward NaN: advantage 0) to the console, ``report_to``
    and ``metrics.jsonl``.
-7. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen), restored on resume, so that
+7. ``pool_mode="adaptive"`` generates in two phases (``tagrpo.trainer.adaptive``): q0's G samples, then the
+   rephrasings of the questions whose q0 group is uniform; rows not generated get no loss and reward NaN.
+8. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen), restored on resume, so that
    ``tagrpo/rollouts`` and tokens/s continue where they stopped.
 
 A train row holds ``prompt`` (q0, text or conversation), ``rephrasings`` (at least N prompts of the same kind),
@@ -37,7 +39,14 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from trl import GRPOTrainer
 from trl.trainer.utils import pad
 
-from tagrpo.core import engine_correction_allowed, group_diagnostics, pooled_advantages, select_prompt_tokens
+from tagrpo.core import (
+    engine_correction_allowed,
+    group_diagnostics,
+    pooled_advantages,
+    select_prompt_tokens,
+    uniform_groups,
+)
+from tagrpo.trainer.adaptive import expansion_rows, merge, phase_rows
 from tagrpo.trainer.config import TAGRPOConfig
 from tagrpo.trainer.metrics_log import MetricsLogger, RichProgress
 
@@ -62,6 +71,8 @@ class TAGRPOTrainer(GRPOTrainer):
                 args.anchor,
             )
             self.vllm_importance_sampling_correction = False
+        if args.pool_mode == "adaptive" and (self.use_vllm or self.accelerator.num_processes > 1):
+            raise NotImplementedError("pool_mode='adaptive' runs on one process with transformers generation")
         self._pending = None
         self._last_rewards = None
         self.rollouts = 0
@@ -88,16 +99,20 @@ class TAGRPOTrainer(GRPOTrainer):
         position = torch.arange(start, start + len(inputs))  # (R,)
         variant_index = (position % pool) // g  # (R,)
         variants = [[x["prompt"], *list(x.get("rephrasings") or [])[: cfg.num_rephrasings]] for x in inputs]
-        self._pending = {"variant_index": variant_index, "variants": variants}
+        self._pending = {"variant_index": variant_index, "variants": variants, "inputs": inputs}
         try:
             output = super()._generate_and_score_completions(inputs)
         finally:
             pending, self._pending = self._pending, None
         if cfg.anchor == "behavior":
             output["old_per_token_logps"] = self._behavior_logps(output, pending["behavior"])
-        output["advantages"] = self._pooled_advantages(len(inputs))
+        output["advantages"] = self._pooled_advantages(len(inputs), pending["generated"])
         output["variant_index"] = variant_index.to(output["advantages"].device)
-        self.rollouts += len(keys)
+        generated = pending["generated"].to(output["completion_mask"].device)  # (R,)
+        if not generated.all():  # adaptive: rows never generated carry no loss
+            output["completion_mask"] = output["completion_mask"] * generated.unsqueeze(1)
+            output["num_items_in_batch"] = self.accelerator.gather(output["completion_mask"].sum()).sum()
+        self.rollouts += int(self.accelerator.gather(generated.sum()).sum())
         self._metrics["train"]["tagrpo/rollouts"].append(float(self.rollouts))
         return output
 
@@ -107,7 +122,11 @@ class TAGRPOTrainer(GRPOTrainer):
         variant_index = self._pending["variant_index"]  # (R,)
         variants = self._pending["variants"]
         generating = [v[n] for v, n in zip(variants, variant_index.tolist(), strict=True)]
-        result = list(super()._generate(generating))
+        if self.args.pool_mode == "adaptive":
+            result = list(self._generate_adaptive(generating, variant_index))
+        else:
+            result = list(super()._generate(generating))
+            self._pending["generated"] = torch.ones(len(generating), dtype=torch.bool)  # (R,)
         anchored = self._anchor(variants, variant_index)
         result[0] = _unpad(anchored.policy_ids, anchored.policy_mask)
         self._pending["behavior"] = (anchored.behavior_ids, anchored.behavior_mask)
@@ -119,9 +138,38 @@ class TAGRPOTrainer(GRPOTrainer):
             num_generations = self.args.num_generations
         return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations, *args, **kwargs)
 
+    def _generate_adaptive(self, generating, variant_index):
+        cfg: TAGRPOConfig = self.args
+        inputs = self._pending["inputs"]
+        first = phase_rows(variant_index)
+        parts = [(first, super()._generate([generating[i] for i in first]))]
+        q0 = self._combined(  # (B*G,) phase-1 rewards of q0's samples
+            super()._calculate_rewards([inputs[i] for i in first], [generating[i] for i in first],
+                                       parts[0][1][3], parts[0][1][1])
+        )
+        uniform = uniform_groups(q0.view(-1, cfg.num_generations)).cpu()  # (B,)
+        second = expansion_rows(variant_index, uniform, cfg.pool_size)
+        if second:
+            parts.append((second, super()._generate([generating[i] for i in second])))
+        generated = torch.zeros(len(generating), dtype=torch.bool)  # (R,)
+        generated[first + second] = True
+        self._pending["generated"] = generated
+        self._metrics["train"]["tagrpo/expanded"].append(uniform.float().mean().item())
+        empty = [{"role": "assistant", "content": ""}] if isinstance(generating[0], list) else ""
+        return merge(parts, len(generating), empty, self._tokenizer.eos_token_id)
+
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
-        self._last_rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
-        return self._last_rewards
+        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)  # (R_all, F)
+        if self._pending is not None and "generated" in self._pending:
+            rewards[~self._pending["generated"].to(rewards.device)] = torch.nan  # rows never generated
+        self._last_rewards = rewards
+        return rewards
+
+    def _combined(self, per_func: torch.Tensor) -> torch.Tensor:
+        """(R_all,) the weighted sum of the reward functions' (R_all, F) rewards; NaN where all are NaN."""
+        rewards = (per_func * self.reward_weights.to(per_func.device).unsqueeze(0)).nansum(dim=1)  # (R_all,)
+        rewards[torch.isnan(per_func).all(dim=1)] = torch.nan
+        return rewards
 
     # ---- pieces -----------------------------------------------------------------------------------------------
     def _anchor(self, variants, variant_index):
@@ -153,13 +201,13 @@ class TAGRPOTrainer(GRPOTrainer):
             )
         return logps  # (R, T)
 
-    def _pooled_advantages(self, local_rows: int) -> torch.Tensor:
+    def _pooled_advantages(self, local_rows: int, generated: torch.Tensor) -> torch.Tensor:
         cfg: TAGRPOConfig = self.args
         per_func = self._last_rewards  # (R_all, F)
-        rewards = (per_func * self.reward_weights.to(per_func.device).unsqueeze(0)).nansum(dim=1)  # (R_all,)
-        unscorable = torch.isnan(per_func).all(dim=1)  # (R_all,)
-        rewards[unscorable] = torch.nan
-        self._metrics["train"]["tagrpo/unscorable"].append(unscorable.float().mean().item())
+        rewards = self._combined(per_func)  # (R_all,)
+        generated = self.accelerator.gather(generated.to(rewards.device))  # (R_all,)
+        unscorable = torch.isnan(rewards) & generated  # (R_all,) generated, yet without a score
+        self._metrics["train"]["tagrpo/unscorable"].append((unscorable.sum() / generated.sum()).item())
         grouped = rewards.view(-1, cfg.num_rephrasings + 1, cfg.num_generations)  # (B, N+1, G)
         advantages = pooled_advantages(
             grouped, scope=cfg.advantage_scope, scale=cfg.advantage_scale, eps=cfg.advantage_eps

@@ -1,0 +1,174 @@
+"""Adaptive TA-GRPO (rephrasings only for questions whose q0 group is uniform) against GRPO, GRPO-long at the same
+rollouts and full TA-GRPO, on the embedded world, paired by seed.
+
+Command (what produced benchmarks/results/adaptive_pools.*; run after benchmarks/toy_reproduction.py):
+
+    .venv/bin/python benchmarks/adaptive_pools.py --seeds 0 1 2 3 4
+
+GRPO and full TA-GRPO are read from ``toy_reproduction``'s runs of the same seeds (``--reference``, same preset,
+learning rate and questions). Per seed this script trains ``ta_grpo_adaptive`` and then GRPO for as many steps
+as it takes to spend the adaptive run's rollouts (``grpo_matched``). The goal it tests: at least 80% of full
+TA-GRPO's gain over GRPO in pass@1 and in pass@16, for at most 1.5x GRPO's rollouts, and ahead of GRPO-long at
+equal rollouts. Writes ``adaptive_pools.json``, ``adaptive_pools.md`` and ``adaptive_pools.png`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from dataclasses import replace
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from rich.console import Console  # noqa: E402
+
+from tagrpo.evaluation.tables import markdown_table  # noqa: E402
+from tagrpo.toy.demo import DemoConfig, train_arm  # noqa: E402
+from tagrpo.toy.pretrain import resolve_base  # noqa: E402
+from tagrpo.toy.report import STYLE, label, pct  # noqa: E402
+from tagrpo.toy.verdicts import interval, metric, verdict  # noqa: E402
+from tagrpo.toy.world import question_rows  # noqa: E402
+
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+ARMS = ("grpo", "grpo_matched", "ta_grpo", "ta_grpo_adaptive")
+RETAINED, MAX_COST = 0.8, 1.5
+
+
+def run_seed(reference: dict, work_dir: str, console: Console) -> dict:
+    cfg = DemoConfig(**{**reference["config"], "output_dir": work_dir, "arms": "ta_grpo_adaptive"})
+    path = os.path.join(work_dir, "adaptive.json")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    base = resolve_base(cfg.base_dir, os.path.join(work_dir, "base"), console)
+    held_out = question_rows(cfg.eval_questions, seed=2000 + cfg.seed, num_rephrasings=0, split="test")
+    runs = {a: reference["runs"][a] for a in ("base", "grpo", "ta_grpo")}
+    start_point = reference["runs"]["grpo"]["curve"][0]
+    runs["ta_grpo_adaptive"] = train_arm("ta_grpo_adaptive", cfg, base, held_out, console)
+    steps = math.ceil(runs["ta_grpo_adaptive"]["rollouts"] / (cfg.questions_per_step * cfg.num_generations))
+    matched = replace(cfg, output_dir=os.path.join(work_dir, "matched"), rl_steps=steps)
+    runs["grpo_matched"] = {**train_arm("grpo", matched, base, held_out, console), "arm": "grpo_matched"}
+    for name in ("ta_grpo_adaptive", "grpo_matched"):
+        runs[name]["curve"].insert(0, start_point)
+    result = {"seed": cfg.seed, "config": reference["config"], "runs": runs}
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(result, f, indent=1)
+    return result
+
+
+def analyse(results: list[dict], k_big: int) -> dict:
+    out = {}
+    for key in ("pass@1", f"pass@{k_big}"):
+        gain = {a: [metric(r["runs"][a], key) - metric(r["runs"]["grpo"], key) for r in results]
+                for a in ("ta_grpo", "ta_grpo_adaptive")}
+        full, adaptive = sum(gain["ta_grpo"]) / len(results), sum(gain["ta_grpo_adaptive"]) / len(results)
+        vs_matched = interval([metric(r["runs"]["ta_grpo_adaptive"], key) - metric(r["runs"]["grpo_matched"], key)
+                               for r in results])
+        out[key] = {"full_gain": interval(gain["ta_grpo"]), "adaptive_gain": interval(gain["ta_grpo_adaptive"]),
+                    "retained": adaptive / full if full > 0 else None, "vs_matched": vs_matched,
+                    "vs_matched_verdict": verdict(vs_matched["lo"], vs_matched["hi"], "greater")}
+    cost = [r["runs"]["ta_grpo_adaptive"]["rollouts"] / r["runs"]["grpo"]["rollouts"] for r in results]
+    out["cost"] = interval(cost)
+    keys = ("pass@1", f"pass@{k_big}")
+    checks = [out["cost"]["mean"] <= MAX_COST]
+    checks += [out[k]["retained"] is not None and out[k]["retained"] >= RETAINED for k in keys]
+    checks += [out[k]["vs_matched_verdict"] == "reproduced" for k in keys]
+    out["goal"] = "met" if all(checks) else "not met"
+    return out
+
+
+def plot(results: list[dict], k_big: int, path: str) -> None:
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    for ax, key in zip(axes, ("pass@1", f"pass@{k_big}"), strict=True):
+        for arm in ARMS:
+            xs = [r["runs"][arm]["rollouts"] for r in results]
+            ci = interval([metric(r["runs"][arm], key) for r in results])
+            colour, marker, _ = STYLE[arm]
+            half = 0 if math.isnan(ci["lo"]) else 100 * (ci["hi"] - ci["mean"])
+            ax.errorbar(sum(xs) / len(xs), 100 * ci["mean"], yerr=half, fmt=marker, color=colour, ms=9, capsize=4,
+                        label=label(arm))
+        base = sum(metric(r["runs"]["base"], key) for r in results) / len(results)
+        ax.axhline(100 * base, color=STYLE["base"][0], linestyle="--", label="base model")
+        ax.set(xlabel="rollouts spent (mean over seeds)", ylabel=f"held-out {key}, % (95% CI over seeds)",
+               title=f"{key} against compute ({len(results)} seeds)")
+        ax.grid(alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _ratio(ci: dict) -> str:
+    bounds = "" if math.isnan(ci["lo"]) else f" [{ci['lo']:.2f}, {ci['hi']:.2f}]"
+    return f"{ci['mean']:.2f}x{bounds}"
+
+
+def write(results: list[dict], analysis: dict, out: str, command: str) -> None:
+    k_big = max(int(k) for k in results[0]["runs"]["base"]["pass_at_k"])
+    rows = []
+    for arm in ARMS:
+        runs = [r["runs"][arm] for r in results]
+        rows.append([label(arm), f"{sum(r['rollouts'] for r in runs) / len(runs):,.0f}",
+                     pct(interval([metric(r, "pass@1") for r in runs])),
+                     pct(interval([metric(r, f"pass@{k_big}") for r in runs]))])
+    goal = []
+    for key in ("pass@1", f"pass@{k_big}"):
+        a = analysis[key]
+        retained = "undefined (full TA-GRPO gains nothing)" if a["retained"] is None else f"{a['retained']:.2f}"
+        goal.append([key, pct(a["full_gain"], sign=True), pct(a["adaptive_gain"], sign=True), retained,
+                     pct(a["vs_matched"], sign=True), a["vs_matched_verdict"]])
+    expanded = [s.get("tagrpo/expanded") for r in results for s in r["runs"]["ta_grpo_adaptive"]["steps"]]
+    expanded = [e for e in expanded if e is not None]
+    md = [
+        f"# Adaptive pools: TA-GRPO at close to GRPO's cost? ({len(results)} seeds)",
+        "",
+        f"Command: `{command}`. GRPO and full TA-GRPO from `toy_reproduction` (same seeds and settings); "
+        f"adaptive TA-GRPO expanded {100 * sum(expanded) / max(1, len(expanded)):.0f}% of its questions on average "
+        f"and spent {_ratio(analysis['cost'])} GRPO's rollouts (mean [95% CI] over seeds).",
+        "",
+        markdown_table(["arm", "rollouts", "pass@1 %", f"pass@{k_big} %"], rows),
+        "",
+        f"Goal: >= {RETAINED:.0%} of full TA-GRPO's gain over GRPO in pass@1 and pass@{k_big}, for <= {MAX_COST}x "
+        f"GRPO's rollouts, and ahead of GRPO-long at equal rollouts: **{analysis['goal']}**.",
+        "",
+        markdown_table(["metric", "full TA-GRPO - GRPO, pp", "adaptive - GRPO, pp", "share retained",
+                        "adaptive - GRPO-long (same rollouts), pp", "verdict"], goal),
+        "",
+        "![pass@1 and pass@16 against rollouts](adaptive_pools.png)",
+        "",
+    ]
+    with open(os.path.join(out, "adaptive_pools.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(md))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--reference", default="outputs/toy_reproduction", help="toy_reproduction's --work-dir")
+    parser.add_argument("--work-dir", default="outputs/adaptive_pools")
+    parser.add_argument("--out", default=RESULTS)
+    args = parser.parse_args()
+    console = Console()
+    results = []
+    for seed in args.seeds:
+        with open(os.path.join(args.reference, f"seed{seed}", "metrics.json"), encoding="utf-8") as f:
+            reference = json.load(f)
+        results.append(run_seed(reference, os.path.join(args.work_dir, f"seed{seed}"), console))
+    k_big = max(int(k) for k in results[0]["runs"]["base"]["pass_at_k"])
+    analysis = analyse(results, k_big)
+    command = "python benchmarks/adaptive_pools.py " + " ".join(sys.argv[1:])
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "adaptive_pools.json"), "w", encoding="utf-8") as f:
+        json.dump({"command": command, "analysis": analysis, "runs": results}, f, indent=1)
+    plot(results, k_big, os.path.join(args.out, "adaptive_pools.png"))
+    write(results, analysis, args.out, command)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""``pool_mode="adaptive"``: a question's rephrasings are sampled only when its own G samples of q0 say nothing.
+
+Within one step, phase 1 generates G samples of q0 for every question and scores them; phase 2 generates G
+samples of each rephrasing for the questions whose q0 group is uniform (all right or all wrong:
+``tagrpo.core.uniform_groups``). The layout of the batch stays TRL's, (N+1)*G rows per question: a row that was
+not generated holds one EOS token, no loss (its completion mask is 0), and reward NaN, so the question is
+normalised over the rows it has (its q0 group alone, or its whole pool) and the row's advantage is 0. A step
+spends ``B*G + U*N*G`` rollouts for B questions of which U were uniform; the rows never generated still pass
+through the loss's forward pass (masked), which costs compute but no generation.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def phase_rows(variant_index: torch.Tensor) -> list[int]:
+    """Local row indices of q0's samples, generated first."""
+    return (variant_index == 0).nonzero().flatten().tolist()
+
+
+def expansion_rows(variant_index: torch.Tensor, uniform: torch.Tensor, pool: int) -> list[int]:
+    """Local row indices of the rephrasings of uniform questions (``uniform`` is (B_local,), pools are local)."""
+    question = torch.arange(len(variant_index)) // pool  # (R,)
+    keep = (variant_index > 0) & uniform[question]  # (R,)
+    return keep.nonzero().flatten().tolist()
+
+
+def merge(parts: list[tuple[list[int], tuple]], rows: int, empty_completion, eos_id: int) -> tuple:
+    """One ``_generate`` result for ``rows`` rows from the results of row subsets; other rows are placeholders.
+
+    ``parts`` holds ``(row indices, result)`` pairs; a result is TRL's ``(prompt_ids, completion_ids, tool_mask,
+    completions, logprobs, extra_fields, images, tool_images)`` for its rows.
+    """
+    prompt_ids, completion_ids = [[] for _ in range(rows)], [[eos_id] for _ in range(rows)]
+    completions, logprobs = [empty_completion] * rows, None
+    for indices, result in parts:
+        if result[2] is not None or result[5] or result[6] is not None or result[7]:
+            raise NotImplementedError("pool_mode='adaptive' supports neither tools, environments nor images")
+        if result[4] is not None and logprobs is None:
+            logprobs = [[0.0] for _ in range(rows)]
+        for k, i in enumerate(indices):
+            prompt_ids[i], completion_ids[i], completions[i] = result[0][k], result[1][k], result[3][k]
+            if result[4] is not None:
+                logprobs[i] = result[4][k]
+    return prompt_ids, completion_ids, None, completions, logprobs, {}, None, []
