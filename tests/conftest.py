@@ -1,4 +1,5 @@
-"""Shared fixtures: tiny random Qwen3 / Llama models with a locally built tokenizer, and a toy pool data set."""
+"""Shared fixtures and helpers: tiny random Qwen3 / Llama models with a locally built tokenizer, a toy pool data
+set, the rephrase tests' rows and stub server, and the marker of tests that need the benchmark data directory."""
 
 from __future__ import annotations
 
@@ -36,3 +37,39 @@ def pool_rows(num_questions=4, num_rephrasings=3):
         }
         for i in range(num_questions)
     ]
+
+
+KEY = "sk-test-NEVER-LOG-ME-5f3a9c"  # a fake API key that must never appear in a log or a file
+
+
+def write_rows(path, count: int) -> str:
+    """``count`` toy questions ``{id, prompt, answer}`` as JSONL at ``path``."""
+    import json
+
+    rows = [
+        {"id": f"q{i}", "prompt": f"Tom has {i + 2} apples and buys {i + 3} more. How many apples?",
+         "answer": str(2 * i + 5)}
+        for i in range(count)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+@pytest.fixture
+def server():
+    """The OpenAI-compatible stub server (tests/openai_stub_server.py) on 127.0.0.1, no latency."""
+    from openai_stub_server import StubServer
+
+    with StubServer(latency_s=0.0) as s:
+        yield s
+
+
+def _data_dir():
+    from tagrpo.data.benchmarks import default_data_dir
+
+    return default_data_dir()
+
+
+needs_data = pytest.mark.skipif(
+    _data_dir() is None, reason="no benchmark data directory ($TAGRPO_DATA_DIR or ../shared/data)"
+)

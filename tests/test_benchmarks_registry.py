@@ -9,15 +9,13 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import needs_data
 
 from tagrpo.data.benchmarks import BENCHMARK_NAMES, BENCHMARKS, LETTERS, default_data_dir, load_benchmark, load_gpqa
 from tagrpo.rewards import is_correct
 
 DATA_DIR = default_data_dir()
-needs_data = pytest.mark.skipif(
-    DATA_DIR is None or not Path(DATA_DIR).is_dir(),
-    reason=f"benchmark data directory not found ({DATA_DIR!r}); set TAGRPO_DATA_DIR or provide ../shared/data",
-)
+
 COUNTS = {"math_train": 7500, "math500": 500, "aime24": 30, "aime25": 30, "amc23": 40}
 COUNTS.update(olympiadbench=675, minerva=272)
 

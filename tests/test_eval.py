@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from conftest import needs_data
 
 from tagrpo.core import pass_at_k
 from tagrpo.data.jsonl import read_jsonl
@@ -76,8 +76,6 @@ def test_eval_on_the_toy_world(toy_base, tmp_path):
     assert (tmp_path / "report.md").exists() and (tmp_path / "pass_at_k.png").stat().st_size > 5000
 
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-needs_data = pytest.mark.skipif(not (DATA / "aime24").exists(), reason=f"{DATA} is absent")
 
 
 @needs_data

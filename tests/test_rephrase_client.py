@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter, deque
 
 import pytest
+from conftest import KEY, write_rows
 from openai_stub_server import StubServer
 
 from tagrpo.rephrase import RephraseConfig, run_rephrase
 from tagrpo.rephrase.client import retry_after
-
-KEY = "sk-test-NEVER-LOG-ME-5f3a9c"
-
-
-def write_rows(path, count: int) -> str:
-    rows = [
-        {
-            "id": f"q{i}",
-            "prompt": f"Tom has {i + 2} apples and buys {i + 3} more. How many apples?",
-            "answer": str(2 * i + 5),
-        }
-        for i in range(count)
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return str(path)
 
 
 def config(tmp_path, server: StubServer, count: int = 4, **kw) -> RephraseConfig:
@@ -41,12 +26,6 @@ def config(tmp_path, server: StubServer, count: int = 4, **kw) -> RephraseConfig
     )
     values.update(kw)
     return RephraseConfig(**values)
-
-
-@pytest.fixture
-def server():
-    with StubServer(latency_s=0.0) as s:
-        yield s
 
 
 def test_retries_500_malformed_and_timeouts(tmp_path, server):

@@ -11,11 +11,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import KEY, needs_data, write_rows
 from openai_stub_server import StubServer, question_of, rename
-from test_rephrase_client import KEY, write_rows
 
 from tagrpo.data import fit_rephrasings, load_questions
-from tagrpo.data.benchmarks import default_data_dir
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.rephrase import RephraseConfig, main, run_rephrase
 from tagrpo.rephrase.run import RephraseFailed
@@ -26,13 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TYPES = ("paraphrase", "rename", "format")
 
 
-@pytest.fixture
-def server():
-    with StubServer(latency_s=0.0) as s:
-        yield s
-
-
-@pytest.mark.skipif(default_data_dir() is None, reason="no data directory with math_train (../shared/data)")
+@needs_data
 def test_math_train_output_trains_directly(tmp_path, server):
     out = tmp_path / "math.jsonl"
     summary = run_rephrase(

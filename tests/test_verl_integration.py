@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,24 +12,19 @@ import torch
 verl = pytest.importorskip("verl")
 pytest.importorskip("verl.trainer.ppo.ray_trainer")  # verl's trainer needs its undeclared extras too
 
-from conftest import pool_rows  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 from verl import DataProto  # noqa: E402
 from verl.trainer.config import AlgoConfig  # noqa: E402
 from verl.trainer.ppo import core_algos  # noqa: E402
 from verl.trainer.ppo.ray_trainer import compute_advantage  # noqa: E402
-from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn  # noqa: E402
 from verl.utils.model import compute_position_id_with_mask  # noqa: E402
 from verl.workers.utils.padding import left_right_2_no_padding  # noqa: E402
+from verl_helpers import CONFIG_DIR, PAD, generated, make_dataset, pool_uids, question_batch  # noqa: E402
 
 from tagrpo.integrations.verl import advantage  # noqa: E402
 from tagrpo.integrations.verl.anchor import anchor_dataproto  # noqa: E402
-from tagrpo.integrations.verl.convert import PLAIN_CHAT_TEMPLATE, to_verl_rows, write_parquet  # noqa: E402
 from tagrpo.integrations.verl.expand import check_pools, expand_dataproto, split_uid, variant_uid  # noqa: E402
 from tagrpo.integrations.verl.settings import TAGRPOSettings, check_config  # noqa: E402
-
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "examples" / "verl" / "config"
-PAD = 0
 
 
 def _advantages(estimator, rewards, uids, norm=True):
@@ -78,31 +72,9 @@ def test_ta_grpo_equals_stock_grpo(seed, norm, binary):
 
 
 # ---- data: converter -> RLHFDataset -> expansion ---------------------------------------------------------------
-def make_dataset(tmp_path):
-    """RLHFDataset over 4 converted questions (question 2 has one rephrasing), character tokenizer."""
-    from tagrpo.toy import build_char_tokenizer
-
-    tokenizer = build_char_tokenizer()
-    tokenizer.chat_template = PLAIN_CHAT_TEMPLATE
-    rows = pool_rows(4, 3)
-    rows[2]["rephrasings"] = rows[2]["rephrasings"][:1]  # a short list: filled with q0
-    path = write_parquet(to_verl_rows(rows, template="plain")[0], tmp_path / "train.parquet")
-    config = OmegaConf.create(
-        {"prompt_key": "prompt", "max_prompt_length": 64, "filter_overlong_prompts": True, "truncation": "error",
-         "cache_dir": str(tmp_path / "cache"), "filter_overlong_prompts_workers": 1}
-    )  # fmt: skip
-    return RLHFDataset(data_files=[path], tokenizer=tokenizer, config=config)
-
-
 @pytest.fixture
 def dataset(tmp_path):
     return make_dataset(tmp_path)
-
-
-def _question_batch(dataset, n=None):
-    batch = DataProto.from_single_dict(collate_fn([dataset[i] for i in range(n or len(dataset))]))
-    batch.non_tensor_batch["uid"] = np.array([f"u{i}" for i in range(len(batch))], dtype=object)
-    return batch
 
 
 def test_converted_parquet_loads_with_rlhf_dataset(dataset):
@@ -115,7 +87,7 @@ def test_converted_parquet_loads_with_rlhf_dataset(dataset):
 
 
 def test_expansion_keeps_pools_whole(dataset):
-    batch = _question_batch(dataset)
+    batch = question_batch(dataset)
     expanded = expand_dataproto(batch, num_rephrasings=3)
     assert len(expanded) == 16 and expanded.batch["dummy_tensor"].shape[0] == 16
     prompts = [m[0]["content"] for m in expanded.non_tensor_batch["raw_prompt"]]
@@ -132,39 +104,9 @@ def test_expansion_keeps_pools_whole(dataset):
 
 
 # ---- anchoring on a generated batch in verl's layout -------------------------------------------------------------
-def _generated(uids, prompt_len=6, response_len=4, seed=0):
-    """A batch laid out as verl's agent loop returns it: variant n's prompt has its own tokens and length."""
-    gen = torch.Generator().manual_seed(seed)
-    prompts, responses, resp_mask, tokens_of = [], [], [], {}
-    for uid in uids:
-        key, n = split_uid(uid)
-        length = 2 + (7 * int(key[1:]) + 3 * n) % (prompt_len - 1)
-        tokens = tokens_of.setdefault((key, n), torch.randint(10, 90, (length,), generator=gen))
-        prompts.append(torch.cat([torch.full((prompt_len - length,), PAD), tokens]))
-        used = int(torch.randint(1, response_len + 1, (1,), generator=gen))
-        responses.append(
-            torch.cat([torch.randint(10, 90, (used,), generator=gen), torch.full((response_len - used,), PAD)])
-        )
-        resp_mask.append((torch.arange(response_len) < used).long())
-    prompts, responses, resp_mask = torch.stack(prompts), torch.stack(responses), torch.stack(resp_mask)
-    attention = torch.cat([(prompts != PAD).long(), resp_mask], dim=1)
-    batch = DataProto.from_single_dict(
-        {"prompts": prompts, "responses": responses, "response_mask": resp_mask.clone(), "attention_mask": attention,
-         "input_ids": torch.cat([prompts, responses], 1), "position_ids": compute_position_id_with_mask(attention),
-         "rollout_log_probs": torch.randn(len(uids), response_len), "rm_scores": torch.rand(len(uids), response_len)}
-    )  # fmt: skip
-    batch.non_tensor_batch["uid"] = np.array(uids, dtype=object)
-    return batch, tokens_of
-
-
-def _pool_uids(questions=3, variants=4, samples=2):
-    uids = [variant_uid(f"u{b}", n) for b in range(questions) for n in range(variants) for _ in range(samples)]
-    return random.Random(1).sample(uids, len(uids))
-
-
 def test_anchoring_gives_q0_prompt_then_the_unchanged_response():
-    uids = _pool_uids()
-    batch, tokens_of = _generated(uids)
+    uids = pool_uids()
+    batch, tokens_of = generated(uids)
     before = batch.batch.clone()
     changed = anchor_dataproto(batch, PAD)
     assert changed == sum(split_uid(u)[1] != 0 for u in uids)

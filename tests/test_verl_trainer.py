@@ -9,18 +9,11 @@ pytest.importorskip("verl")
 pytest.importorskip("verl.trainer.ppo.ray_trainer")
 
 from omegaconf import OmegaConf  # noqa: E402
-from test_verl_integration import (  # noqa: E402
-    CONFIG_DIR,
-    PAD,
-    _generated,
-    _pool_uids,
-    _question_batch,
-    make_dataset,
-)
 from verl import DataProto  # noqa: E402
 from verl.trainer.config import AlgoConfig  # noqa: E402
 from verl.trainer.ppo.ray_trainer import RayPPOTrainer, compute_advantage  # noqa: E402
 from verl.utils.model import compute_position_id_with_mask  # noqa: E402
+from verl_helpers import CONFIG_DIR, PAD, generated, make_dataset, pool_uids, question_batch  # noqa: E402
 
 from tagrpo.integrations.verl import advantage  # noqa: E402
 from tagrpo.integrations.verl.anchor import anchor_dataproto  # noqa: E402
@@ -53,11 +46,11 @@ def _trainer(anchor="original", n=2, num_rephrasings=3, mini=2):
 
 def test_trainer_expands_in_place_but_not_in_validation(dataset, monkeypatch):
     trainer = _trainer()
-    batch = _question_batch(dataset, 2)
+    batch = question_batch(dataset, 2)
     gen_batch = trainer._get_gen_batch(batch)  # what fit() does right after assigning the uids
     assert len(batch) == 8 and len(gen_batch) == 8 and "raw_prompt" in gen_batch.non_tensor_batch
     assert list(batch.non_tensor_batch["uid"][:4]) == [f"u0#v{n}" for n in range(4)]
-    monkeypatch.setattr(RayPPOTrainer, "_validate", lambda self: len(self._get_gen_batch(_question_batch(dataset, 2))))
+    monkeypatch.setattr(RayPPOTrainer, "_validate", lambda self: len(self._get_gen_batch(question_batch(dataset, 2))))
     assert trainer._validate() == 2 and not trainer._tagrpo_validating
 
 
@@ -69,13 +62,13 @@ def test_trainer_anchors_before_balancing_and_old_log_probs(anchor, monkeypatch)
     )
     monkeypatch.setattr(RayPPOTrainer, "_compute_old_log_prob", lambda self, b: seen.setdefault("old", b.batch.clone()))
     trainer, metrics = _trainer(anchor), {}
-    batch, _ = _generated(_pool_uids(samples=2))
+    batch, _ = generated(pool_uids(samples=2))
     original = batch.batch.clone()
     trainer._balance_batch(batch, metrics)
     trainer._compute_old_log_prob(batch)
     anchored = original["input_ids"]
     if anchor != "none":
-        reference, _ = _generated(_pool_uids(samples=2))
+        reference, _ = generated(pool_uids(samples=2))
         anchor_dataproto(reference, PAD)
         anchored = reference.batch["input_ids"]
     assert torch.equal(seen["bal"]["input_ids"], anchored if anchor == "original" else original["input_ids"])
@@ -87,7 +80,7 @@ def test_trainer_anchors_before_balancing_and_old_log_probs(anchor, monkeypatch)
 
 def test_trainer_rejects_split_pools_and_scales_mini_batches(monkeypatch):
     trainer = _trainer()
-    batch, _ = _generated(_pool_uids(samples=2)[:-1])
+    batch, _ = generated(pool_uids(samples=2)[:-1])
     with pytest.raises(ValueError, match="not whole"):
         trainer._balance_batch(batch, {})
     monkeypatch.setattr(
@@ -105,7 +98,7 @@ def test_one_step_of_the_fit_loop_without_ray(dataset, monkeypatch):
     tok, n, p, t = dataset.tokenizer, 2, 64, 5
     monkeypatch.setattr(RayPPOTrainer, "_balance_batch", lambda self, b, m, **kw: b.reorder(torch.randperm(len(b))))
     trainer = _trainer(n=n)
-    batch = _question_batch(dataset)
+    batch = question_batch(dataset)
     gen_batch = trainer._get_gen_batch(batch).repeat(repeat_times=n, interleave=True)
     prompt_ids = [tok(tok.apply_chat_template(m, add_generation_prompt=True, tokenize=False))["input_ids"]
                   for m in gen_batch.non_tensor_batch["raw_prompt"]]  # fmt: skip

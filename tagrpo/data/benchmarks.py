@@ -13,7 +13,6 @@ removed (``"$69$,$84$"`` becomes ``"69,84"``). GPQA-Diamond is gated and never s
 from __future__ import annotations
 
 import csv
-import json
 import os
 import random
 import re
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tagrpo.core import check_mode
+from tagrpo.data.jsonl import parse_jsonl
 from tagrpo.errors import InputError
 from tagrpo.rewards.math import extract_boxed
 
@@ -176,14 +176,10 @@ def _finish(spec: BenchmarkSpec, rows: list[dict], source: str, limit: int | Non
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
-    """(1-based line number, parsed object) per non-blank line; lines end only at a line feed."""
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
-        if line.strip():
-            try:
-                rows.append((number, json.loads(line)))
-            except json.JSONDecodeError as err:
-                raise InputError(f"{path}: row {number}: invalid JSON ({err.msg})") from err
+    """(1-based line number, parsed object) per non-blank line; the first bad line raises naming it."""
+    rows, errors = parse_jsonl(path.read_text(encoding="utf-8"))
+    for number, err in errors[:1]:
+        raise InputError(f"{path}: row {number}: invalid JSON ({err.msg})")
     return rows
 
 

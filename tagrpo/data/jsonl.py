@@ -1,40 +1,55 @@
-"""Crash-safe JSON lines: appends are flushed and synced; a torn last line (a crash mid-write) is dropped."""
+"""The one JSON-lines reader and writer of the project.
+
+``parse_jsonl`` splits a text at line feeds only (JSON strings may hold U+2028, which ``str.splitlines`` would
+split on) and returns each non-blank line's number and object, and each bad line's number and error; the data
+loaders and the benchmark registry report those with the file and line. ``read_jsonl`` and ``append_jsonl`` are
+the crash-safe pair behind every cache and counts file: appends are flushed and synced, and a torn last line (a
+crash mid-write) is dropped.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Iterable
+from typing import Any
 
 from tagrpo.errors import InputError
+
+
+def parse_jsonl(text: str) -> tuple[list[tuple[int, Any]], list[tuple[int, json.JSONDecodeError]]]:
+    """``(line number, object)`` for every non-blank line that parses, ``(line number, error)`` for the others."""
+    rows, errors = [], []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            try:
+                rows.append((number, json.loads(line)))
+            except json.JSONDecodeError as err:
+                errors.append((number, err))
+    return rows, errors
 
 
 def read_jsonl(path: str, repair: bool = False) -> list[dict]:
     """All complete records of ``path`` ([] when it does not exist).
 
     Only the last line may be torn: it is dropped (and, with ``repair``, cut from the file so that the next append
-    starts on a clean line). A bad line elsewhere is corruption and raises ValueError naming the line.
+    starts on a clean line). A bad line elsewhere is corruption and raises an InputError naming the line.
     """
     if not os.path.exists(path):
         return []
     with open(path, "rb") as f:
         data = f.read()
-    records, offset = [], 0
-    lines = data.split(b"\n")
-    for number, raw in enumerate(lines, start=1):
-        last = number == len(lines)
-        if raw.strip():
-            try:
-                records.append(json.loads(raw))
-            except json.JSONDecodeError as err:
-                if not (last or (number == len(lines) - 1 and not lines[-1])):
-                    raise InputError(f"{path}, line {number}: not valid JSON ({err.msg})") from None
-                if repair:
-                    with open(path, "r+b") as f:
-                        f.truncate(offset)
-                break
-        offset += len(raw) + 1
-    return records
+    text = data.decode("utf-8", errors="replace")
+    rows, errors = parse_jsonl(text)
+    last = max((n for n, line in enumerate(text.split("\n"), start=1) if line.strip()), default=0)
+    for number, err in errors:
+        if number != last:
+            raise InputError(f"{path}, line {number}: not valid JSON ({err.msg})")
+        if repair:
+            offset = sum(len(line) + 1 for line in data.split(b"\n")[: number - 1])
+            with open(path, "r+b") as f:
+                f.truncate(offset)
+    return [row for _, row in rows]
 
 
 def append_jsonl(path: str, records: Iterable[dict]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import datasets
 
 from tagrpo.core.modes import check_mode
+from tagrpo.data.jsonl import parse_jsonl
 from tagrpo.data.schema import DataProblem, InvalidDataError, ensure_valid
 from tagrpo.errors import InputError
 
@@ -28,27 +29,13 @@ _SAVED_MARKERS = (
 
 
 def _read_jsonl(text: str, name: str) -> tuple[list[Any], list[int]]:
-    """Rows of a JSON-lines text and their line numbers.
-
-    Lines end only at a line feed: JSON strings may hold U+2028 and more that ``str.splitlines`` splits on.
-    """
-    rows: list[Any] = []
-    numbers: list[int] = []
-    problems: list[DataProblem] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            message = f"invalid JSON at line {number}, column {err.colno}: {err.msg}"
-            problems.append(DataProblem(name, number, "", message))
-            continue
-        rows.append(row)
-        numbers.append(number)
-    if problems:
-        raise InvalidDataError(problems)
-    return rows, numbers
+    """Rows of a JSON-lines text and their line numbers; every bad line is a problem of the InvalidDataError."""
+    rows, errors = parse_jsonl(text)
+    if errors:
+        raise InvalidDataError(
+            [DataProblem(name, n, "", f"invalid JSON at line {n}, column {err.colno}: {err.msg}") for n, err in errors]
+        )
+    return [row for _, row in rows], [n for n, _ in rows]
 
 
 def _read_json(text: str, name: str) -> tuple[list[Any], list[int]]:

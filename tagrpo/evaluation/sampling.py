@@ -12,6 +12,35 @@ from tagrpo.core import pass_at_k
 
 
 @torch.no_grad()
+def generate_batch(
+    model, tokenizer, prompts: Sequence[str], n: int = 1, temperature: float = 1.0, top_p: float = 1.0,
+    max_new_tokens: int = 64,
+) -> list[list[tuple[str, int, int]]]:
+    """One left-padded ``generate`` call: per prompt, ``n`` ``(text, prompt tokens, completion tokens)``.
+
+    ``temperature=0`` decodes greedily (every sample of a prompt is then the same). The completion ends at the
+    first end-of-sequence or pad token, which the text leaves out. This is the one transformers generation
+    wrapper of the project (evaluation, the demo and the transformers rephrase backend).
+    """
+    enc = tokenizer(list(prompts), return_tensors="pt", padding=True, padding_side="left").to(model.device)
+    sampling = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+    if temperature > 0:
+        sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0}
+    generated = model.generate(
+        **enc, **sampling, max_new_tokens=max_new_tokens, num_return_sequences=n, pad_token_id=tokenizer.pad_token_id
+    )  # (len(prompts) * n, P + T)
+    new = generated[:, enc["input_ids"].size(1) :].tolist()  # (len(prompts) * n, T)
+    stops = {tokenizer.pad_token_id, tokenizer.eos_token_id}
+    out = []
+    for i, used in enumerate(enc["attention_mask"].sum(1).tolist()):
+        rows = []
+        for row in new[i * n : (i + 1) * n]:
+            length = next((j for j, t in enumerate(row) if t in stops), len(row))
+            rows.append((tokenizer.decode(row[:length], skip_special_tokens=True), int(used), length))
+        out.append(rows)
+    return out
+
+
 def sample_responses(
     model,
     tokenizer,
@@ -26,8 +55,8 @@ def sample_responses(
 ) -> list[list[str]]:
     """``n`` sampled responses to each prompt, as a list (per prompt) of lists (per sample) of strings.
 
-    Prompts are left-padded and generated in batches of about ``batch_size`` rows (prompts x samples).
-    ``temperature=0`` decodes greedily (every sample of a prompt is then the same).
+    Prompts are generated in batches of about ``batch_size`` rows (prompts x samples) by ``generate_batch``,
+    after one ``torch.manual_seed(seed)``; ``temperature=0`` decodes greedily.
     """
     was_training = model.training
     model.eval()
@@ -38,19 +67,8 @@ def sample_responses(
         task = bar.add_task(f"sampling {n} per prompt", total=len(prompts))
         for start in range(0, len(prompts), per_batch):
             chunk = list(prompts[start : start + per_batch])
-            enc = tokenizer(chunk, return_tensors="pt", padding=True, padding_side="left").to(model.device)
-            sampling = {"do_sample": False}
-            if temperature > 0:
-                sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0}
-            generated = model.generate(
-                **enc,
-                **sampling,
-                max_new_tokens=max_new_tokens,
-                num_return_sequences=n,
-                pad_token_id=tokenizer.pad_token_id,
-            )  # (len(chunk) * n, P + T)
-            texts = tokenizer.batch_decode(generated[:, enc["input_ids"].size(1) :], skip_special_tokens=True)
-            out.extend(texts[i * n : (i + 1) * n] for i in range(len(chunk)))
+            batch = generate_batch(model, tokenizer, chunk, n, temperature, top_p, max_new_tokens)
+            out.extend([text for text, _, _ in rows] for rows in batch)
             bar.update(task, advance=len(chunk))
     model.train(was_training)
     return out

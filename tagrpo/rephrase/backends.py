@@ -154,32 +154,17 @@ class TransformersBackend:
         return "\n\n".join(m["content"] for m in messages) + "\n\n"
 
     def generate(self, batch: list[list[dict[str, str]]]) -> list[Completion]:
-        """Completions of a batch of chat message lists."""
+        """Completions of a batch of chat message lists (``tagrpo.evaluation.sampling.generate_batch``)."""
         import torch
+
+        from tagrpo.evaluation.sampling import generate_batch
 
         if self._lm is None:
             self._load()
-        enc = self._tok([self._prompt(m) for m in batch], return_tensors="pt", padding=True).to(self._lm.device)
-        sample = self.temperature > 0
         torch.manual_seed(self.seed)
-        with torch.no_grad():
-            out = self._lm.generate(
-                **enc,
-                max_new_tokens=self.max_tokens,
-                do_sample=sample,
-                temperature=self.temperature if sample else None,
-                top_p=None,
-                top_k=None,
-                pad_token_id=self._tok.pad_token_id,
-            )  # (B, prompt + new)
-        new = out[:, enc["input_ids"].shape[1] :]
-        special = {self._tok.pad_token_id, self._tok.eos_token_id}
-        completions = []
-        for row, mask in zip(new.tolist(), enc["attention_mask"], strict=True):
-            length = next((i for i, t in enumerate(row) if t in special), len(row))
-            text = self._tok.decode(row[:length], skip_special_tokens=True)
-            completions.append(Completion(text, int(mask.sum()), length))
-        return completions
+        prompts = [self._prompt(m) for m in batch]
+        rows = generate_batch(self._lm, self._tok, prompts, 1, self.temperature, 1.0, self.max_tokens)
+        return [Completion(*row[0]) for row in rows]
 
     async def run(self, requests: Sequence[Request], emit: Emit, budget: Budget) -> None:
         for start in range(0, len(requests), self.batch_size):
