@@ -41,7 +41,12 @@ def test_pooled_advantages_equal_trl_groups_of_pool_size(model_dirs, tmp_path):
 @pytest.mark.parametrize("kl_weighted", [True, False])
 @pytest.mark.parametrize(
     ("loss_type", "agg"),
-    [("grpo", "seq-mean-token-mean"), ("bnpo", "token-mean"), ("dr_grpo", "seq-mean-token-sum-norm")],
+    [
+        ("grpo", "seq-mean-token-mean"),
+        ("bnpo", "token-mean"),
+        ("dr_grpo", "seq-mean-token-sum-norm"),
+        ("dapo", "token-mean"),  # TRL's default: tokens of the whole generation batch (one process here)
+    ],
 )
 def test_clipped_surrogate_equals_trl_loss(model_dirs, tmp_path, loss_type, agg, kl_weighted):
     trainer = trl_trainer(
@@ -54,7 +59,10 @@ def test_clipped_surrogate_equals_trl_loss(model_dirs, tmp_path, loss_type, agg,
         epsilon_high=0.28,
         use_bias_correction_kl=kl_weighted,
     )
-    trainer.current_gradient_accumulation_steps = 1
+    # One micro-batch that is the whole generation batch: no accumulation for the per-micro-batch means; for dapo,
+    # whose normaliser is the generation batch's token count rescaled by accumulation / steps_per_generation,
+    # the two must be equal.
+    trainer.current_gradient_accumulation_steps = trainer.args.steps_per_generation if loss_type == "dapo" else 1
     model = trainer.model.train()
     gen = torch.Generator().manual_seed(0)
     r, p, t = 6, 5, 6
@@ -97,3 +105,10 @@ def test_clipped_surrogate_equals_trl_loss(model_dirs, tmp_path, loss_type, agg,
     ratio = torch.exp(logps - old)[completion_mask.bool()]
     assert (ratio > 1.28).any() and (ratio < 0.8).any(), "the check needs clipped tokens on both sides"
     torch.testing.assert_close(trl_loss.detach(), ours, rtol=1e-5, atol=1e-6)
+
+
+def test_every_allowed_loss_type_is_covered_above():
+    from tagrpo.trainer.config import LOSS_TYPES
+
+    covered = {"grpo", "bnpo", "dr_grpo", "dapo"}  # the parametrisation of test_clipped_surrogate_equals_trl_loss
+    assert set(LOSS_TYPES) == covered

@@ -22,6 +22,9 @@ from tagrpo.data import SHORT_POLICIES
 from tagrpo.errors import InputError
 
 POOL_MODES = ("full", "adaptive")
+# The loss types whose TRL loss equals tagrpo.core.clipped_surrogate (tests/test_trl_equivalence.py), with the KL
+# weighted by the ratio or not; TRL's others (cispo, sapo, ...) are refused rather than trained unverified.
+LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 
 
 @dataclass
@@ -72,6 +75,7 @@ class TAGRPOConfig(GRPOConfig):
         check_mode("advantage_scope", self.advantage_scope, SCOPES)
         check_mode("rephrasing_policy", self.rephrasing_policy, SHORT_POLICIES)
         check_mode("pool_mode", self.pool_mode, POOL_MODES)
+        check_mode("loss_type", self.loss_type, LOSS_TYPES)
         check_mode("scale_rewards", self.scale_rewards, ("group", "none"))
         check_mode("multi_objective_aggregation", self.multi_objective_aggregation, ("sum_then_normalize",))
         if self.console_every < 0:

@@ -20,6 +20,14 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
 8. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen), restored on resume, so that
    ``tagrpo/rollouts`` and tokens/s continue where they stopped.
 
+What stays TRL's, said plainly: the loss is TRL's ``_compute_loss``. ``tagrpo.core.clipped_surrogate`` is the
+written-out objective, tested equal to it for every ``loss_type`` that ``TAGRPOConfig`` accepts (dapo, grpo, bnpo,
+dr_grpo), with the KL weighted by the ratio (``use_bias_correction_kl``, TRL's default) or not; the other loss
+types are refused. Reward functions and the completions table receive q0 as ``prompts`` for every row, also for
+rows generated from a rephrasing (the reward checks the answer, which is the same). Refused: tools and
+environments (``NotImplementedError``), ``scale_rewards`` other than group or none, multi-objective aggregation
+other than ``sum_then_normalize``; ``pool_mode="adaptive"`` also refuses vLLM and several processes.
+
 A train row holds ``prompt`` (q0, text or conversation), ``rephrasings`` (at least N prompts of the same kind),
 an ``id`` (the prompt text is used without one) and whatever the reward functions read (``answer``).
 """
