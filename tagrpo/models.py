@@ -127,7 +127,7 @@ def convert(gguf_path: Path, out: Path) -> None:
 
 def fetch_model(name: str, cache_dir: str | None = None, log=print) -> str:
     """The cached model directory of ``name`` (see ``MODELS``), fetched and converted on first use."""
-    from tagrpo.core import check_mode
+    from tagrpo.modes import check_mode
 
     spec = MODELS[check_mode("model", name, tuple(MODELS))]
     target = cache_root(cache_dir) / name

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tagrpo.rephrase.checks import check_rephrasing, clean_response, extract_numbers
-from tagrpo.rephrase.rule import check_toy, rule_rephrase, rule_solve, toy_form
 from tagrpo.rephrase.templates import DEFAULT_TEMPLATES, SYSTEM, load_templates, template_hash, type_plan
+from tagrpo.toy.rephraser import check_toy, rule_rephrase, rule_solve, toy_form
 from tagrpo.toy.world import FORMS, Problem, parse, render, sample_problem
 
 Q = "Let $f(x) = 3x^2 + \\frac{1}{2}$. If Tom has 12 apples, what is $f(4)$?"

@@ -9,8 +9,8 @@ from tagrpo.core.anchoring import (
     select_prompt_tokens,
 )
 from tagrpo.core.loss import AGG_MODES, aggregate, clipped_surrogate, k3_kl
-from tagrpo.core.modes import check_mode
 from tagrpo.core.passk import pass_at_k
+from tagrpo.modes import check_mode
 
 __all__ = [
     "AGG_MODES",

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import torch
 
-from tagrpo.core.modes import check_mode
+from tagrpo.modes import check_mode
 
 ANCHORS = ("original", "none", "behavior")
 

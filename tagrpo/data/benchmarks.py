@@ -13,6 +13,7 @@ removed (``"$69$,$84$"`` becomes ``"69,84"``). GPQA-Diamond is gated and never s
 from __future__ import annotations
 
 import csv
+import importlib
 import os
 import random
 import re
@@ -21,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tagrpo.core import check_mode
+from tagrpo.data.answers import extract_boxed
 from tagrpo.data.jsonl import parse_jsonl
 from tagrpo.errors import InputError
-from tagrpo.rewards.math import extract_boxed
+from tagrpo.modes import check_mode
 
 GPQA_ENV = "TAGRPO_GPQA_PATH"
 DATA_ENV = "TAGRPO_DATA_DIR"
@@ -80,6 +81,9 @@ _SPECS = (
 )  # fmt: skip
 BENCHMARKS: dict[str, BenchmarkSpec] = {spec.name: spec for spec in _SPECS}
 BENCHMARK_NAMES = tuple(BENCHMARKS)
+# Benchmarks built into the package, loaded by "module:function(limit)" so that this module imports none of them.
+BUILTINS = {"toy_world": "tagrpo.toy.world:benchmark_rows"}
+ALL_BENCHMARKS = (*BENCHMARK_NAMES, *BUILTINS)
 # Two MATH-train solutions end in an empty ``$\boxed{}$``; both show the count is 0 (choice (A) 0).
 _ANSWER_REPAIRS = {
     ("math_train", "train/number_theory/7115.json"): "0",
@@ -205,7 +209,10 @@ def load_benchmark(
 
     ``split`` only applies to the hub fallback (default: the registry's split); a local file is the one split.
     """
-    spec = BENCHMARKS[check_mode("benchmark", name, BENCHMARK_NAMES)]
+    if name in BUILTINS:
+        module, function = BUILTINS[name].split(":")
+        return getattr(importlib.import_module(module), function)(limit=limit)
+    spec = BENCHMARKS[check_mode("benchmark", name, ALL_BENCHMARKS)]
     root = data_dir if data_dir is not None else default_data_dir()
     if name == "gpqa_diamond":
         tried = [os.environ[GPQA_ENV]] if os.environ.get(GPQA_ENV) else []

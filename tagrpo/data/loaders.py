@@ -15,10 +15,10 @@ from typing import Any
 
 import datasets
 
-from tagrpo.core.modes import check_mode
 from tagrpo.data.jsonl import parse_jsonl
 from tagrpo.data.schema import DataProblem, InvalidDataError, ensure_valid
 from tagrpo.errors import InputError
+from tagrpo.modes import check_mode
 
 FILE_SUFFIXES = (".jsonl", ".json", ".parquet")
 _SAVED_MARKERS = (

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import torch
 
-from tagrpo.core import check_mode
+from tagrpo.modes import check_mode
 
 ENGINES = ("auto", "vllm", "transformers")
 

@@ -50,14 +50,14 @@ class EvalConfig:
     overwrite: bool = False
 
     def __post_init__(self):
-        from tagrpo.core import check_mode
-        from tagrpo.data import BENCHMARK_NAMES
+        from tagrpo.data.benchmarks import ALL_BENCHMARKS
         from tagrpo.evaluation.engines import ENGINES
+        from tagrpo.modes import check_mode
 
         check_mode("template", self.template, tuple(TEMPLATES))
         check_mode("engine", self.engine, ENGINES)
         for name in self.benchmark_list:
-            check_mode("benchmark", name, (*BENCHMARK_NAMES, "toy_world"))
+            check_mode("benchmark", name, ALL_BENCHMARKS)
         _ = self.ks
 
     @property
@@ -77,19 +77,10 @@ class EvalConfig:
 
 
 def load_eval_rows(name: str, data_dir: str | None, limit: int | None) -> list[dict]:
-    """Rows ``{id, question, answer, reward}``; ``toy_world`` is the embedded world's built-in benchmark."""
-    if name == "toy_world":
-        from tagrpo.toy.world import question_rows
+    """Rows ``{id, question, answer, reward}`` of a registered benchmark (``toy_world`` is a built-in one)."""
+    from tagrpo.data.benchmarks import load_benchmark
 
-        rows = [
-            {"id": r["id"], "question": r["prompt"], "answer": r["answer"], "reward": "math"}
-            for r in question_rows(64, seed=2000, num_rephrasings=0, split="test")
-        ]
-    else:
-        from tagrpo.data.benchmarks import load_benchmark
-
-        rows = load_benchmark(name, data_dir=data_dir)
-    return rows[:limit] if limit else rows
+    return load_benchmark(name, data_dir=data_dir, limit=limit)
 
 
 def _diversity(responses: list[str], correct: list[bool], embedder) -> dict:

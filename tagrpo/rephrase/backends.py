@@ -7,7 +7,8 @@ stops issuing when the budget says no; requests already in flight finish.
 
 - ``openai`` (:class:`tagrpo.rephrase.client.OpenAIBackend`): any OpenAI-compatible server, asynchronous;
 - ``transformers`` (:class:`TransformersBackend`): a local model, batched ``generate``;
-- ``rule`` (:class:`RuleBackend`): the embedded world's rule-based rephraser (:mod:`tagrpo.rephrase.rule`).
+- ``rule``: the embedded world's rule-based rephraser (``tagrpo.toy.rephraser.RuleBackend``, imported only when
+  chosen).
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-
-from tagrpo.rephrase.rule import RULE_MODEL, rule_rephrase, rule_solve
 
 BACKENDS = ("openai", "transformers", "rule")
 
@@ -103,26 +102,6 @@ class Backend(Protocol):
     async def run(self, requests: Sequence[Request], emit: Emit, budget: Budget) -> None: ...
 
     async def aclose(self) -> None: ...
-
-
-class RuleBackend:
-    """The embedded world's rule-based rephraser; its solver reads the answer off the parsed problem."""
-
-    kind = "rule"
-    model = RULE_MODEL
-
-    async def run(self, requests: Sequence[Request], emit: Emit, budget: Budget) -> None:
-        for request in requests:
-            if not budget.acquire():
-                return
-            if request.kind == "solve":
-                emit(request, Completion(rule_solve(request.text)), None)
-            else:
-                emit(request, Completion(rule_rephrase(request.text, request.transform, request.variant)), None)
-            await asyncio.sleep(0)  # let the cache writer commit what is done: a kill -9 then loses nothing
-
-    async def aclose(self) -> None:
-        return None
 
 
 class TransformersBackend:

@@ -9,9 +9,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from tagrpo.core.modes import check_mode
 from tagrpo.errors import InputError
-from tagrpo.rephrase.backends import BACKENDS, RuleBackend, TransformersBackend
+from tagrpo.modes import check_mode
+from tagrpo.rephrase.backends import BACKENDS, TransformersBackend
 from tagrpo.rephrase.report import check_out_path
 from tagrpo.rephrase.templates import type_plan
 
@@ -124,6 +124,8 @@ def make_backend(cfg: RephraseConfig, model: str, solver: bool = False):
     temperature = 0.0 if solver else cfg.temperature
     max_tokens = cfg.solver_max_tokens if solver else cfg.max_tokens
     if cfg.backend == "rule":
+        from tagrpo.toy.rephraser import RuleBackend
+
         return RuleBackend()
     if cfg.backend == "transformers":
         return TransformersBackend(model, temperature, max_tokens, cfg.concurrency, cfg.seed)

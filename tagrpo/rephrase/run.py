@@ -36,7 +36,6 @@ from tagrpo.rephrase.config import (
     make_backend,
 )
 from tagrpo.rephrase.report import print_summary, tally, write_json, write_rows
-from tagrpo.rephrase.rule import check_rule_rows, check_toy
 from tagrpo.rephrase.templates import build_messages, load_templates, solver_messages, template_hash, type_plan
 
 logger = logging.getLogger(__name__)
@@ -97,6 +96,8 @@ class _Run:
 
     def check(self, slot: Slot, text: str):
         if self.cfg.backend == "rule":
+            from tagrpo.toy.rephraser import check_toy
+
             return check_toy(slot.row["prompt"], text)
         return check_rephrasing(
             slot.row["prompt"], text, slot.transform, self.cfg.min_length_ratio, self.cfg.max_length_ratio
@@ -236,6 +237,8 @@ def run_rephrase(cfg: RephraseConfig, console: Console | None = None) -> dict[st
     console = console or Console(stderr=True)
     rows = load_source_rows(cfg)
     if cfg.backend == "rule":
+        from tagrpo.toy.rephraser import check_rule_rows
+
         check_rule_rows(rows, type_plan(cfg.n, cfg.types))
     backend = make_backend(cfg, cfg.model)
     run = _Run(cfg, rows, backend, console)

@@ -24,14 +24,14 @@ CHECKS = {"math": is_correct, "choice": is_choice_correct}  # per-response check
 
 def get_reward(name: str):
     """The reward function registered as ``name`` in ``REWARDS``; a ValueError lists the valid names."""
-    from tagrpo.core import check_mode  # here, not at the top: reward workers need not import torch
+    from tagrpo.modes import check_mode
 
     return REWARDS[check_mode("reward", name, tuple(REWARDS))]
 
 
 def get_reward_check(name: str):
     """``check(response, gold) -> bool``, the function behind ``get_reward(name)``, as evaluation uses it."""
-    from tagrpo.core import check_mode
+    from tagrpo.modes import check_mode
 
     return CHECKS[check_mode("reward", name, tuple(CHECKS))]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tagrpo.core import check_mode
+from tagrpo.modes import check_mode
 
 
 @dataclass(frozen=True)

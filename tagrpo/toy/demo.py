@@ -25,8 +25,8 @@ import transformers
 from rich.console import Console
 from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 
-from tagrpo.core import check_mode
 from tagrpo.evaluation import correct_counts, lexical_diversity, pass_at_k_curve, sample_responses
+from tagrpo.modes import check_mode
 from tagrpo.rewards import is_correct
 from tagrpo.toy.arms import ARMS, arm_settings
 from tagrpo.toy.pretrain import resolve_base

@@ -199,8 +199,6 @@ def plot_pass_at_k(results, path):
 
 
 def plot_pass1_vs_rollouts(results, path):
-    from tagrpo.toy.demo import CURVE_SAMPLES
-
     fig, ax = plt.subplots(figsize=(7.5, 5.6))
     base = mean(r["runs"][a]["curve"][0]["pass@1"] for r in results for a in r["runs"] if a != "base")
     ax.axhline(100 * base, color=STYLE["base"][0], linestyle="--", label="base model")
@@ -208,9 +206,10 @@ def plot_pass1_vs_rollouts(results, path):
         runs = [r["runs"][arm] for r in results]
         xs = [p["rollouts"] for p in runs[0]["curve"]]
         _band(ax, xs, [[100 * p["pass@1"] for p in r["curve"]] for r in runs], arm, label(arm))
-    questions = next(r["curve_questions"] for r in results[0]["runs"].values() if "curve_questions" in r)
+    trained = next(r for r in results[0]["runs"].values() if "curve_questions" in r)
+    samples = max(int(k[5:]) for k in trained["curve"][-1] if k.startswith("pass@"))  # pass@n with n samples
     ax.set(xlabel="rollouts spent (completions generated)",
-           ylabel=f"held-out pass@1, % ({questions} questions x {CURVE_SAMPLES} samples)",
+           ylabel=f"held-out pass@1, % ({trained['curve_questions']} questions x {samples} samples)",
            title=f"Held-out accuracy against compute ({_bands(results)})")
     ax.grid(alpha=0.3)
     _legend_below(fig, ax, path, ncol=3)

@@ -187,3 +187,12 @@ def tokenizer_texts(count: int = 500, seed: int = 0) -> list[str]:
         p = sample_problem(rng, "train")
         texts.extend(render(p, form) + p.solution() for form in FORMS)
     return texts
+
+
+def benchmark_rows(limit: int | None = None, count: int = 64, seed: int = 2000) -> list[dict]:
+    """``toy_world`` as ``tagrpo eval`` reads benchmarks: q0 of ``count`` held-out problems (the test triples)."""
+    rows = [
+        {"id": r["id"], "question": r["prompt"], "answer": r["answer"], "benchmark": "toy_world", "reward": "math"}
+        for r in question_rows(count, seed=seed, num_rephrasings=0, split="test")
+    ]
+    return rows[:limit] if limit else rows

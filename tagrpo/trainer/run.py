@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import torch
 import yaml
 
-from tagrpo.core import check_mode
 from tagrpo.data import fit_rephrasings, load_questions
 from tagrpo.data.prompts import TEMPLATES, format_prompt
 from tagrpo.errors import InputError, closest
+from tagrpo.modes import check_mode
 from tagrpo.rewards import REWARDS, get_reward
 from tagrpo.trainer.config import TAGRPOConfig
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from tagrpo.core.modes import check_mode
+from tagrpo.modes import check_mode
 
 EXPAND_POLICIES = ("fill_original", "cycle")
 UID_SEPARATOR = "#v"

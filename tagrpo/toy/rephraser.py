@@ -15,7 +15,11 @@ rendering of the world raises ValueError.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+
 from tagrpo.errors import InputError
+from tagrpo.rephrase.backends import Budget, Completion, Emit, Request
 from tagrpo.rephrase.checks import CheckResult, normalize_ws
 from tagrpo.toy.world import FORMS, ITEMS, NAMES, NARRATIVE_FORMS, Problem, parse, render
 
@@ -92,3 +96,23 @@ def check_rule_rows(rows: list[dict], plan: list[tuple[str, int]]) -> None:
         raise InputError(
             f"the rule backend only rephrases the toy world's questions; {len(problems)} rows fail: {listed}"
         )
+
+
+class RuleBackend:
+    """The embedded world's rule-based rephraser; its solver reads the answer off the parsed problem."""
+
+    kind = "rule"
+    model = RULE_MODEL
+
+    async def run(self, requests: Sequence[Request], emit: Emit, budget: Budget) -> None:
+        for request in requests:
+            if not budget.acquire():
+                return
+            if request.kind == "solve":
+                emit(request, Completion(rule_solve(request.text)), None)
+            else:
+                emit(request, Completion(rule_rephrase(request.text, request.transform, request.variant)), None)
+            await asyncio.sleep(0)  # let the cache writer commit what is done: a kill -9 then loses nothing
+
+    async def aclose(self) -> None:
+        return None
