@@ -61,9 +61,9 @@ def pooled_advantages(
     rewards = rewards if rewards.is_floating_point() else rewards.float()
     grouped = rewards.reshape(b, 1, v * g) if scope == "pool" else rewards  # (B, 1, (N+1)G) or (B, N+1, G)
     valid, mean, std, uniform = _group_stats(grouped)
-    centered = grouped - mean  # (B, S, M)
-    adv = centered if scale == "none" else centered / (std + eps)  # (B, S, M)
-    adv = torch.where(valid & ~uniform, adv, torch.zeros_like(adv))  # (B, S, M)
+    centered = grouped - mean  # (B, H, M)
+    adv = centered if scale == "none" else centered / (std + eps)  # (B, H, M)
+    adv = torch.where(valid & ~uniform, adv, torch.zeros_like(adv))  # (B, H, M)
     return adv.reshape(b, v, g)
 
 

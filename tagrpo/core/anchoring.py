@@ -2,7 +2,7 @@
 
 A row (question b, variant n, sample i) is always *generated* from ``q_n``. Its loss terms are conditioned as:
 
-- ``anchor="original"`` (TA-GRPO, reading (a) of the brief): current, old and reference log-probs all on ``q0``.
+- ``anchor="original"`` (TA-GRPO, reading (a) of the paper's ratio): current, old and reference log-probs all on ``q0``.
 - ``anchor="none"`` (v1 and the public code): everything on the generating prompt ``q_n``.
 - ``anchor="behavior"`` (reading (b)): current and reference log-probs on ``q0``, the old (behaviour)
   log-probs on ``q_n``, a true importance weight that is usually far from 1 and mostly clipped.

@@ -28,9 +28,9 @@ def pass_at_k(n, c, k) -> np.ndarray:
         raise ValueError("pass_at_k needs 0 <= c <= n")
     if np.any(k < 1) or np.any(k > n):
         raise ValueError("pass_at_k needs 1 <= k <= n")
-    nt = torch.as_tensor(n, dtype=torch.float64)  # (Q,)
-    ct = torch.as_tensor(c, dtype=torch.float64)  # (Q,)
-    kt = torch.as_tensor(k, dtype=torch.float64)  # (Q,)
+    nt = torch.tensor(n, dtype=torch.float64)  # (Q,) copies: broadcast views are read-only
+    ct = torch.tensor(c, dtype=torch.float64)  # (Q,)
+    kt = torch.tensor(k, dtype=torch.float64)  # (Q,)
     wrong = nt - ct  # (Q,)
     certain = wrong < kt  # (Q,)
     safe_wrong = torch.where(certain, kt, wrong)  # (Q,)

@@ -293,57 +293,38 @@ def _cache_cost(run: _Run) -> float:
     return (tokens_in * run.budget.price_in + tokens_out * run.budget.price_out) / 1e6
 
 
+def _question(run: _Run, row: dict, slots: list[Slot], outcomes: list, rejected: list) -> dict:
+    """The output row of one question: its accepted rephrasings (a repeat of an accepted one is rejected as
+    ``duplicate``) with their provenance; its rejections go to ``rejected``, every outcome to ``outcomes``."""
+    rephrasings, provenance, seen = [], [], {}
+    for slot in slots:
+        status, reason, passed, text = run.outcome(slot)
+        detail = run.check(slot, text).detail if status == "rejected" else ""
+        if status == "accepted" and bare_text(text) in seen:
+            status, reason = "rejected", "duplicate"
+            detail = f"same text as the accepted {seen[bare_text(text)]} rephrasing"
+        elif status == "accepted":
+            seen[bare_text(text)] = slot.transform
+        outcomes.append((slot.transform, status, reason))
+        if status == "accepted":
+            rephrasings.append(text)
+            provenance.append({"type": slot.transform, "model": run.backend.model, "template_hash": slot.thash,
+                               "checks_passed": passed, "backend": run.backend.kind,
+                               **({"solver": run.solver_model} if run.solver_model else {})})
+        elif status == "rejected":
+            rejected.append({"id": row["id"], "type": slot.transform, "variant": slot.variant, "reason": reason,
+                             "detail": detail, "text": text})
+    meta = {k: v for k, v in row.items() if k not in CANONICAL}
+    return {"id": row["id"], "prompt": row["prompt"], "answer": row["answer"], "rephrasings": rephrasings,
+            "rephrasing_provenance": provenance, **meta}
+
+
 def _finish(run: _Run, start: float) -> dict[str, Any]:
-    cfg, out_rows, rejected, outcomes = run.cfg, [], [], []
-    complete = 0
-    for row, slots in zip(run.rows, run.slots, strict=True):
-        rephrasings, provenance, seen = [], [], {}
-        for slot in slots:
-            status, reason, passed, text = run.outcome(slot)
-            detail = run.check(slot, text).detail if status == "rejected" else ""
-            if status == "accepted" and bare_text(text) in seen:
-                status, reason = "rejected", "duplicate"
-                detail = f"same text as the accepted {seen[bare_text(text)]} rephrasing"
-            elif status == "accepted":
-                seen[bare_text(text)] = slot.transform
-            outcomes.append((slot.transform, status, reason))
-            if status == "accepted":
-                rephrasings.append(text)
-                provenance.append(
-                    {
-                        "type": slot.transform,
-                        "model": run.backend.model,
-                        "template_hash": slot.thash,
-                        "checks_passed": passed,
-                        "backend": run.backend.kind,
-                        **({"solver": run.solver_model} if run.solver_model else {}),
-                    }
-                )
-            elif status == "rejected":
-                rejected.append(
-                    {
-                        "id": row["id"],
-                        "type": slot.transform,
-                        "variant": slot.variant,
-                        "reason": reason,
-                        "detail": detail,
-                        "text": text,
-                    }
-                )
-        complete += len(rephrasings) == cfg.n
-        meta = {k: v for k, v in row.items() if k not in CANONICAL}
-        out_rows.append(
-            {
-                "id": row["id"],
-                "prompt": row["prompt"],
-                "answer": row["answer"],
-                "rephrasings": rephrasings,
-                "rephrasing_provenance": provenance,
-                **meta,
-            }
-        )
+    cfg, rejected, outcomes = run.cfg, [], []
+    out_rows = [_question(run, row, slots, outcomes, rejected) for row, slots in zip(run.rows, run.slots, strict=True)]
     if run.rows and not any(r["rephrasings"] for r in out_rows):
         raise RephraseFailed(_nothing_accepted(run, outcomes))
+    complete = sum(len(r["rephrasings"]) == cfg.n for r in out_rows)
     short = len(run.rows) - complete
     if short > SHORT_WARNING * len(run.rows):
         logger.warning("%d of %d questions (%.0f%%) have fewer than %d accepted rephrasings", short, len(run.rows),

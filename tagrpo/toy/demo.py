@@ -148,24 +148,11 @@ def write_rows(path: str, rows: list[dict]) -> str:
     return path
 
 
-def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], console: Console) -> dict:
+def _trainer_config(cfg: DemoConfig, s: dict, run_dir: str, pool: int):
+    """The arm's ``TAGRPOConfig``: its settings ``s`` and what every arm shares."""
     from tagrpo.trainer.config import TAGRPOConfig
-    from tagrpo.trainer.run import TrainJob, run_train
 
-    s = cfg.settings(name)
-    run_dir = os.path.join(cfg.output_dir, "runs", name)
-    os.makedirs(run_dir, exist_ok=True)
-    rows = question_rows(
-        s["train_questions"], seed=1000 + cfg.seed, num_rephrasings=cfg.num_rephrasings, plan=s["plan"]
-    )
-    data = write_rows(os.path.join(run_dir, "train.jsonl"), rows)
-    metrics_path = os.path.join(run_dir, "metrics.jsonl")
-    if os.path.exists(metrics_path):
-        os.remove(metrics_path)
-    every = max(1, s["max_steps"] // cfg.checkpoints)
-    curve = HeldOutCurve(held_out, set(range(every, s["max_steps"] + 1, every)), cfg.max_completion_length, cfg.seed)
-    pool = (s["num_rephrasings"] + 1) * s["num_generations"]
-    config = TAGRPOConfig(
+    return TAGRPOConfig(
         output_dir=run_dir,
         num_rephrasings=s["num_rephrasings"],
         num_generations=s["num_generations"],
@@ -189,6 +176,25 @@ def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], conso
         disable_tqdm=False,
         shuffle_dataset=True,
     )
+
+
+def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], console: Console) -> dict:
+    from tagrpo.trainer.run import TrainJob, run_train
+
+    s = cfg.settings(name)
+    run_dir = os.path.join(cfg.output_dir, "runs", name)
+    os.makedirs(run_dir, exist_ok=True)
+    rows = question_rows(
+        s["train_questions"], seed=1000 + cfg.seed, num_rephrasings=cfg.num_rephrasings, plan=s["plan"]
+    )
+    data = write_rows(os.path.join(run_dir, "train.jsonl"), rows)
+    metrics_path = os.path.join(run_dir, "metrics.jsonl")
+    if os.path.exists(metrics_path):
+        os.remove(metrics_path)
+    every = max(1, s["max_steps"] // cfg.checkpoints)
+    curve = HeldOutCurve(held_out, set(range(every, s["max_steps"] + 1, every)), cfg.max_completion_length, cfg.seed)
+    pool = (s["num_rephrasings"] + 1) * s["num_generations"]
+    config = _trainer_config(cfg, s, run_dir, pool)
     what = ""
     if s["num_rephrasings"]:
         what = f"N={s['num_rephrasings']} ({s['plan']}), scope={s['advantage_scope']}, anchor={s['anchor']}, "

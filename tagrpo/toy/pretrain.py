@@ -80,7 +80,7 @@ def pretrain(model, tokenizer, pairs, steps: int, batch_size: int = 96, lr: floa
     with Progress(transient=True) as progress:
         task = progress.add_task("pretraining", total=steps)
         for _ in range(steps):
-            idx = torch.randint(0, input_ids.size(0), (batch_size,), generator=gen)  # (S_b,)
+            idx = torch.randint(0, input_ids.size(0), (batch_size,), generator=gen)  # (S,)
             used = int(attention[idx].sum(0).nonzero().max()) + 1
             out = model(
                 input_ids=input_ids[idx, :used], attention_mask=attention[idx, :used], labels=target[idx, :used]

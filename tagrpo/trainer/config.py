@@ -13,6 +13,7 @@ pools. Baselines are configurations:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 from trl import GRPOConfig
@@ -20,6 +21,12 @@ from trl import GRPOConfig
 from tagrpo.core import ANCHORS, SCOPES, check_mode
 from tagrpo.data import SHORT_POLICIES
 from tagrpo.errors import InputError
+
+# transformers 5.24 renames gradient checkpointing; TRL still sets the old name on every config and model, which
+# repeats FutureWarnings per trainer. The behaviour is unchanged, so those messages are silenced here.
+warnings.filterwarnings(
+    "ignore", message=r"`(is_)?gradient_checkpointing(_enable|_disable)?` is deprecated", category=FutureWarning
+)
 
 POOL_MODES = ("full", "adaptive")
 # The loss types whose TRL loss equals tagrpo.core.clipped_surrogate (tests/test_trl_equivalence.py), with the KL

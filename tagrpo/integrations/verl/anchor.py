@@ -43,8 +43,8 @@ def left_pad(ids: torch.Tensor, mask: torch.Tensor, width: int, pad_token_id: in
     p = ids.size(1)
     if width >= p:
         pad = width - p
-        new_ids = torch.nn.functional.pad(ids, (pad, 0), value=pad_token_id)  # (R, width)
-        new_mask = torch.nn.functional.pad(mask, (pad, 0), value=0)  # (R, width)
+        new_ids = torch.nn.functional.pad(ids, (pad, 0), value=pad_token_id)  # (R, P)
+        new_mask = torch.nn.functional.pad(mask, (pad, 0), value=0)  # (R, P)
     else:
         cut = p - width
         if bool(mask[:, :cut].any()):
