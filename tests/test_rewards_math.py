@@ -278,7 +278,9 @@ def test_math_reward_parallel_and_verify_many():
 
 
 def test_registry():
-    assert REWARDS == {"math": math_reward, "choice": choice_reward}
+    from tagrpo.rewards import boxed_or_last_number
+
+    assert REWARDS == {"math": math_reward, "choice": choice_reward, "boxed_or_last_number": boxed_or_last_number}
     assert get_reward("math") is math_reward and get_reward("choice") is choice_reward
     with pytest.raises(ValueError, match="'math', 'choice'"):
         get_reward("code")
@@ -320,3 +322,12 @@ def test_a_batch_with_pathological_answers_scores_in_a_few_seconds():
     start = time.perf_counter()
     scores = math_reward(responses, answer=[str(i) for i in range(64)])
     assert scores[:58] == [1.0] * 58 and scores[58:] == [0.0] * 6 and time.perf_counter() - start < 3.0
+
+
+def test_boxed_or_last_number_reads_a_box_first_then_the_last_number():
+    from tagrpo.rewards import boxed_or_last_number
+
+    responses = ["3+4=7.", "so \\boxed{8}, not 7", "no number here", "7 apples, so 7", "12 or 7? 12"]
+    # a box decides when there is one (8 is wrong even though 7 follows); else the last number does
+    assert boxed_or_last_number(responses, ["7"] * 5) == [1.0, 0.0, 0.0, 1.0, 0.0]
+    assert math_reward(responses, ["7"] * 5) == [0.0] * 5  # the math reward itself is unchanged

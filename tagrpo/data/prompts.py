@@ -8,7 +8,15 @@ PAPER_INSTRUCTION = (
     "You FIRST think about the reasoning process step by step and then provide the user with the answer. "
     "Please enclose your final answer in the box: \\boxed{}."
 )
-TEMPLATES = {"paper": PAPER_INSTRUCTION + "\n{question}", "plain": "{question}"}
+FEW_SHOT = (
+    "Answer with the number in \\boxed{}.\n"
+    "Q: What is 2+2?\nA: 2+2=4. \\boxed{4}\n"
+    "Q: Ann has 3 pens and gets 1 more. How many pens does Ann have?\nA: 3+1=4. \\boxed{4}\n"
+    "Q: {question}\nA:"
+)
+# paper: the paper's instruction, then the question; plain: the question alone; fewshot: two worked arithmetic
+# examples with a boxed answer first (what a 135M instruct model needs to box at all).
+TEMPLATES = {"paper": PAPER_INSTRUCTION + "\n{question}", "plain": "{question}", "fewshot": FEW_SHOT}
 
 
 def format_prompt(text: str, template: str = "paper", chat: bool = False):

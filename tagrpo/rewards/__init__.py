@@ -2,13 +2,16 @@
 
 ``math_reward`` / ``is_correct``: the last boxed answer against the reference under math-verify (gold first);
 ``MathReward`` / ``verify_many``: the same in worker processes with a per-answer wall-clock timeout;
-``choice_reward`` / ``is_choice_correct``: a boxed option letter (GPQA-Diamond). ``get_reward(name)`` looks one up
-in ``REWARDS``.
+``choice_reward`` / ``is_choice_correct``: a boxed option letter (GPQA-Diamond);
+``boxed_or_last_number``: the math reward when a box is given, else the last number written (for small models).
+``get_reward(name)`` looks one up in ``REWARDS``.
 """
 
 from tagrpo.rewards.choice import choice_reward, extract_choice, is_choice_correct, parse_choice
 from tagrpo.rewards.math import (
     answers_match,
+    boxed_or_last_number,
+    boxed_or_last_number_correct,
     completion_text,
     extract_boxed,
     is_correct,
@@ -18,8 +21,10 @@ from tagrpo.rewards.math import (
 )
 from tagrpo.rewards.parallel import MathReward, VerifierPool, math_reward_parallel, verify_many
 
-REWARDS = {"math": math_reward, "choice": choice_reward}
-CHECKS = {"math": is_correct, "choice": is_choice_correct}  # per-response checks behind the reward functions
+REWARDS = {"math": math_reward, "choice": choice_reward, "boxed_or_last_number": boxed_or_last_number}
+CHECKS = {  # per-response checks behind the reward functions
+    "math": is_correct, "choice": is_choice_correct, "boxed_or_last_number": boxed_or_last_number_correct
+}
 
 
 def get_reward(name: str):
@@ -42,6 +47,8 @@ __all__ = [
     "MathReward",
     "VerifierPool",
     "answers_match",
+    "boxed_or_last_number",
+    "boxed_or_last_number_correct",
     "choice_reward",
     "completion_text",
     "extract_boxed",
