@@ -81,6 +81,26 @@ def time_parallel(responses, golds, workers: int) -> tuple[float, list[float]]:
     return time.perf_counter() - start, scores
 
 
+PATHOLOGICAL = ("\\boxed{" + "(" * 3000 + "}", "\\boxed{" + "(" * 40 + "1" + ")" * 40 + "}")
+
+
+def time_pathological(responses, golds, batches: int, share: float = 0.1) -> dict:
+    """Serial answers/s over batches of 64, as they are and with ``share`` of each batch pathological (nested or
+    3,000 open brackets in a box, which math-verify alone takes its whole timeout on)."""
+    out = {}
+    for name, bad in (("ordinary", 0), ("10% pathological", round(64 * share))):
+        seconds = 0.0
+        for b in range(batches):
+            batch = list(responses[64 * b : 64 * b + 64])
+            batch[:bad] = [PATHOLOGICAL[i % 2] for i in range(bad)]
+            start = time.perf_counter()
+            for r, g in zip(batch, golds[64 * b : 64 * b + 64], strict=True):
+                is_correct(r, g)
+            seconds += time.perf_counter() - start
+        out[name] = {"answers_per_s": 64 * batches / seconds, "seconds_per_batch_of_64": seconds / batches}
+    return out
+
+
 def time_startup(workers: int) -> float:
     """Start ``verify_many``'s pool for ``workers`` (kept for later calls) and run one item through each worker."""
     start = time.perf_counter()
@@ -171,6 +191,17 @@ def write_markdown(res: dict, path: Path) -> None:
         lines.append(f"| {name} | {v['median_answers_per_s'][run_path]:.0f} | {per_round} | {ratio:.2f}x |")
     lines += [
         "",
+        "Batches of 64 responses scored one by one in the main thread (the trainer's path), as they are and with 6 of "
+        "64 replaced by pathological answers (`\\\\boxed{` + 3,000 `(`, or 40 nested brackets; math-verify alone "
+        "spends its whole timeout on each):",
+        "",
+        "| batch | answers / s | s per batch of 64 |",
+        "|---|---|---|",
+        *[f"| {k} | {x['answers_per_s']:.0f} | {x['seconds_per_batch_of_64']:.3f} |"
+          for k, x in v["pathological"].items()],
+    ]
+    lines += [
+        "",
         f"Generation: tiny toy model ({g['parameters']:,} parameters, hidden 160, 4 layers), `generate` with "
         f"{g['batch']} prompts x {g['new_tokens']} new tokens (`min_new_tokens` forces the length), sampling; "
         "one warm-up call before the first setting.",
@@ -246,6 +277,7 @@ def main() -> None:
         "ratio": medians[main_path] / medians["serial"],
         "runs": runs,
     }
+    verify_res["pathological"] = time_pathological(responses, golds, batches=min(20, args.n // 64))
     threads = [int(t) for t in args.gen_threads.split(",")]
     generation = [time_generation(args.gen_repeats, 64, 32, t, warmup=k == 0) for k, t in enumerate(threads)]
     machine["loadavg_after"] = list(os.getloadavg())

@@ -180,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     command = next((a for a in argv if not a.startswith("-")), None)
+    if command == "demo" and not {"-h", "--help"} & set(argv):  # the main job says something from its first second
+        print("tagrpo demo: loading torch, transformers and TRL ...", file=sys.stderr, flush=True)
     args = build_parser(command).parse_args(argv)
     try:
         args.func(args)
