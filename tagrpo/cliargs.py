@@ -14,6 +14,11 @@ import json
 from collections.abc import Mapping, Sequence
 
 
+def helped(default, text: str):
+    """A dataclass field with a default and the help text its command-line flag shows."""
+    return dataclasses.field(default=default, metadata={"help": text})
+
+
 def _field_type(annotation) -> type | None:
     text = str(annotation)
     for name, kind in (("bool", bool), ("int", int), ("float", float), ("dict", dict), ("str", str)):
@@ -40,8 +45,8 @@ def add_dataclass_arguments(
             continue
         kind, default = _field_type(f.type), _default(f)
         text = f.metadata.get("help", "")
-        if f.name in choices:
-            text += f" One of: {', '.join(map(str, choices[f.name]))}."
+        if f.name in choices and not all(str(c) in text for c in choices[f.name]):
+            text += f"; one of: {', '.join(map(str, choices[f.name]))}"
         if "default" not in text:
             text += f" (default: {json.dumps(default) if isinstance(default, dict) else default})"
         flags = [f"--{f.name.replace('_', '-')}"] + ([f"--{f.name}"] if "_" in f.name else [])

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from tagrpo.cliargs import helped
 from tagrpo.data.jsonl import append_jsonl, read_jsonl
 from tagrpo.data.prompts import TEMPLATES, render_prompt
 from tagrpo.errors import InputError
@@ -30,24 +31,27 @@ from tagrpo.models import check_model
 class EvalConfig:
     """Settings of ``tagrpo eval``."""
 
-    model: str
-    benchmarks: str = "aime24,aime25,amc23,olympiadbench,minerva,math500"
-    output_dir: str = "outputs/eval"
-    data_dir: str | None = None
-    n: int = 32
-    k: str = "1,2,4,8,16,32"
-    temperature: float = 0.6
-    top_p: float = 0.95
-    max_new_tokens: int = 3072
-    template: str = "paper"
-    chat_template: bool = False
-    engine: str = "auto"
-    batch_size: int = 256
-    chunk_questions: int = 16
-    limit: int | None = None
-    seed: int = 0
-    embedder: str = "none"
-    overwrite: bool = False
+    model: str = field(metadata={"help": "model directory or hub id to evaluate"})
+    benchmarks: str = helped(
+        "aime24,aime25,amc23,olympiadbench,minerva,math500",
+        "comma-separated: math_train, math500, aime24, aime25, amc23, olympiadbench, minerva, gpqa_diamond, toy_world",
+    )
+    output_dir: str = helped("outputs/eval", "counts, fingerprints, report.md, report.json and pass_at_k.png")
+    data_dir: str | None = helped(None, "benchmark files (default: $TAGRPO_DATA_DIR, else ../shared/data when present)")
+    n: int = helped(32, "samples per question")
+    k: str = helped("1,2,4,8,16,32", "comma-separated k of pass@k, each at most n")
+    temperature: float = helped(0.6, "sampling temperature (0: greedy)")
+    top_p: float = helped(0.95, "nucleus sampling")
+    max_new_tokens: int = helped(3072, "tokens per response")
+    template: str = helped("paper", "paper (the paper's instruction), plain (the question) or fewshot")
+    chat_template: bool = helped(False, "wrap the prompt in the tokenizer's chat template")
+    engine: str = helped("auto", "vLLM when installed and a GPU is present, else transformers")
+    batch_size: int = helped(256, "rows per transformers generate call")
+    chunk_questions: int = helped(16, "questions per written chunk of counts.jsonl")
+    limit: int | None = helped(None, "only the first LIMIT questions of each benchmark")
+    seed: int = helped(0, "sampling seed (each question draws from a seed of its own id)")
+    embedder: str = helped("none", "response embeddings for diversity: none, minilm (offline) or a model path")
+    overwrite: bool = helped(False, "start again where the output directory holds another run's counts")
 
     def __post_init__(self):
         from tagrpo.data.benchmarks import ALL_BENCHMARKS

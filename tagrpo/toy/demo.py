@@ -25,6 +25,7 @@ import transformers
 from rich.console import Console
 from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 
+from tagrpo.cliargs import helped
 from tagrpo.evaluation import correct_counts, lexical_diversity, pass_at_k_curve, sample_responses
 from tagrpo.modes import check_mode
 from tagrpo.rewards import is_correct
@@ -63,21 +64,21 @@ STEP_KEYS = (
 class DemoConfig:
     """Settings of ``tagrpo demo``. Fields left at None take the preset's value."""
 
-    output_dir: str = "outputs/demo"
-    base_dir: str | None = None  # the pretrained base; default: the shipped checkpoint (tagrpo.toy.base)
-    preset: str = "default"
-    seed: int = 0
-    arms: str = ",".join(DEMO_ARMS)
-    rl_steps: int | None = None
-    train_questions: int | None = None
-    questions_per_step: int | None = None
-    eval_questions: int | None = None
-    eval_samples: int | None = None
-    checkpoints: int | None = None
-    num_rephrasings: int = 3
-    num_generations: int = 4
-    learning_rate: float = 3e-5
-    max_completion_length: int = 28
+    output_dir: str = helped("outputs/demo", "where metrics.json, report.md, the plots and the runs go")
+    base_dir: str | None = helped(None, "the base model (default: the shipped checkpoint, tagrpo/toy/checkpoint)")
+    preset: str = helped("default", "default (the five-seed benchmark's settings) or quick (a smoke test)")
+    seed: int = helped(0, "fixes the training and held-out questions and all sampling; arms of a seed are paired")
+    arms: str = helped(",".join(DEMO_ARMS), f"comma-separated arms of tagrpo.toy.arms: {', '.join(ARMS)}")
+    rl_steps: int | None = helped(None, "GRPO's optimizer steps (default: the preset's)")
+    train_questions: int | None = helped(None, "questions to train on (default: the preset's)")
+    questions_per_step: int | None = helped(None, "questions per step (default: the preset's)")
+    eval_questions: int | None = helped(None, "held-out questions (default: the preset's)")
+    eval_samples: int | None = helped(None, "samples per held-out question, the largest k (default: the preset's)")
+    checkpoints: int | None = helped(None, "held-out pass@1 measurements during training (default: the preset's)")
+    num_rephrasings: int = helped(3, "N, rephrasings per question")
+    num_generations: int = helped(4, "G, samples per prompt")
+    learning_rate: float = helped(3e-5, "one learning rate for every arm (chosen by the benchmark's sweep)")
+    max_completion_length: int = helped(28, "tokens per completion (a solution takes at most 21)")
 
     def __post_init__(self):
         check_mode("preset", self.preset, tuple(PRESETS))

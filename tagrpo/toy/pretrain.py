@@ -24,6 +24,7 @@ import transformers
 from rich.console import Console
 from rich.progress import Progress
 
+from tagrpo.cliargs import helped
 from tagrpo.toy.model import build_tiny_model
 from tagrpo.toy.tokenizer import build_world_tokenizer
 from tagrpo.toy.world import corpus, tokenizer_texts
@@ -37,19 +38,20 @@ SHIPPED = Path(__file__).parent / "checkpoint"
 class PretrainConfig:
     """Settings of ``tagrpo toy pretrain``."""
 
-    output_dir: str = "outputs/toy_base"
-    steps: int = 300
-    seed: int = 0
-    batch_size: int = 96
-    learning_rate: float = 2e-3
-    corpus_size: int = 30000
-    hidden_size: int = 160
-    num_layers: int = 4
-    architecture: str = "qwen3"
+    output_dir: str = helped("outputs/toy_base", "the model directory (reused when its marker matches)")
+    steps: int = helped(300, "optimizer steps")
+    seed: int = helped(0, "fixes the corpus, the initialisation and the batches")
+    batch_size: int = helped(96, "sequences per step")
+    learning_rate: float = helped(2e-3, "AdamW, decayed linearly to 0")
+    corpus_size: int = helped(30000, "question-solution pairs drawn from the train triples")
+    hidden_size: int = helped(160, "model width")
+    num_layers: int = helped(4, "transformer layers")
+    architecture: str = helped("qwen3", "qwen3 or llama")
     mix: dict = field(
         default_factory=lambda: {
             "symbolic": 0.775, "narrative": 0.05, "words": 0.12, "reordered": 0.04, "spelled": 0.015
-        }
+        },
+        metadata={"help": "share of each surface form in the corpus, as JSON"},
     )
 
 
