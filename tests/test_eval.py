@@ -220,3 +220,15 @@ def test_bad_names_give_one_line_before_anything_loads(tmp_path):
     with pytest.raises(ValueError, match=r"--k '1,a': expected comma-separated whole numbers"):
         EvalConfig(model="m", n=4, k="1,a")
     assert main(["eval", "--model", str(tmp_path / "no" / "such" / "model"), "--benchmarks", "toy_world"]) == 2
+
+
+def test_greedy_sampling_repeats_one_decode(model_dirs):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tagrpo.evaluation.sampling import generate_batch
+
+    tok = AutoTokenizer.from_pretrained(model_dirs["qwen3"])
+    model = AutoModelForCausalLM.from_pretrained(model_dirs["qwen3"])
+    rows = generate_batch(model, tok, ["what is 1+1?", "hello"], n=3, temperature=0.0, max_new_tokens=5)
+    assert [len(r) for r in rows] == [3, 3] and all(len(set(r)) == 1 for r in rows)
+    assert all(0 < tokens <= 5 for r in rows for _, _, tokens in r)

@@ -24,12 +24,15 @@ def generate_batch(
     """
     enc = tokenizer(list(prompts), return_tensors="pt", padding=True, padding_side="left").to(model.device)
     sampling = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+    drawn = 1  # greedy: one decode per prompt, repeated n times
     if temperature > 0:
-        sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0}
+        sampling, drawn = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0}, n
     generated = model.generate(
-        **enc, **sampling, max_new_tokens=max_new_tokens, num_return_sequences=n, pad_token_id=tokenizer.pad_token_id
-    )  # (len(prompts) * n, P + T)
-    new = generated[:, enc["input_ids"].size(1) :].tolist()  # (len(prompts) * n, T)
+        **enc, **sampling, max_new_tokens=max_new_tokens, num_return_sequences=drawn,
+        pad_token_id=tokenizer.pad_token_id,
+    )  # (len(prompts) * drawn, P + T)
+    new = generated[:, enc["input_ids"].size(1) :].tolist()  # (len(prompts) * drawn, T)
+    new = [row for i in range(len(prompts)) for row in new[i * drawn : (i + 1) * drawn] * (n // drawn)]
     stops = {tokenizer.pad_token_id, tokenizer.eos_token_id}
     out = []
     for i, used in enumerate(enc["attention_mask"].sum(1).tolist()):
