@@ -57,6 +57,7 @@ STEP_KEYS = (
     "tagrpo/pool/zero_std",
     "tagrpo/variant/zero_std",
     "tagrpo/rescued",
+    "tagrpo/expanded",
 )
 
 
