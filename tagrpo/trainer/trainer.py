@@ -168,8 +168,9 @@ class TAGRPOTrainer(GRPOTrainer):
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)  # (R_all, F)
-        if self._pending is not None and "generated" in self._pending:
-            rewards[~self._pending["generated"].to(rewards.device)] = torch.nan  # rows never generated
+        generated = (self._pending or {}).get("generated")  # (R,) adaptive pools run on one process: R == R_all
+        if generated is not None and not generated.all():
+            rewards[~generated.to(rewards.device)] = torch.nan  # rows never generated
         self._last_rewards = rewards
         return rewards
 
