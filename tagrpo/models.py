@@ -125,6 +125,13 @@ def convert(gguf_path: Path, out: Path) -> None:
     tokenizer.save_pretrained(out)
 
 
+def require_gguf() -> None:
+    try:
+        import gguf  # noqa: F401
+    except ImportError as err:
+        raise FetchError("converting a GGUF model needs the gguf package: pip install 'tagrpo[real]'") from err
+
+
 def fetch_model(name: str, cache_dir: str | None = None, log=print) -> str:
     """The cached model directory of ``name`` (see ``MODELS``), fetched and converted on first use."""
     from tagrpo.modes import check_mode
@@ -133,10 +140,7 @@ def fetch_model(name: str, cache_dir: str | None = None, log=print) -> str:
     target = cache_root(cache_dir) / name
     if (target / MARKER).exists():
         return str(target)
-    try:
-        import gguf  # noqa: F401
-    except ImportError as err:
-        raise FetchError("converting a GGUF model needs the gguf package: pip install 'tagrpo[real]'") from err
+    require_gguf()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{name}-") as tmp:
