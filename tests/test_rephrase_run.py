@@ -51,7 +51,7 @@ def test_math_train_output_trains_directly(tmp_path, server):
     assert json.loads((tmp_path / "math.jsonl.summary.json").read_text())["accepted"] == 33
 
 
-def test_rejections_are_counted_kept_and_short_rows_still_written(tmp_path, server):
+def test_rejections_are_counted_kept_and_short_rows_still_written(tmp_path, server, caplog):
     def responder(record):
         if record["type"] == "format" and record["id"] in ("q0", "q1"):
             return "Tom has 99 apples. How many?" if record["id"] == "q0" else "``` ```"
@@ -74,6 +74,7 @@ def test_rejections_are_counted_kept_and_short_rows_still_written(tmp_path, serv
         "pending": 0,
     }
     assert summary["short_questions"] == 2
+    assert "2 of 4 questions (50%) have fewer than 3 accepted rephrasings" in caplog.text  # more than 20%: said
     rows = load_questions(str(out))
     assert [len(r["rephrasings"]) for r in rows] == [2, 2, 3, 3]
     assert fit_rephrasings(rows, 3)[1]["filled"] == 2
