@@ -4,7 +4,7 @@ Command (what produced benchmarks/results/real_model.*; the model comes from `ta
 
     .venv/bin/python benchmarks/real_model.py
 
-1. Probe: the base model's accuracy on 48 held-out sums ``a + b`` (single digits) in four surface forms, with the
+1. Probe: the base model's accuracy on 32 held-out sums ``a + b`` (single digits) in four surface forms, with the
    ``fewshot`` template (two worked examples with a boxed answer) and its chat template, sampled at
    ``--temperature``: under the math reward
    (a boxed answer) and under the named lenient reward ``boxed_or_last_number``. The task of step 2 is the
@@ -105,6 +105,7 @@ def train(name: str, model_dir: str, data: str, out: str, args) -> tuple[dict, o
         max_steps=args.steps, learning_rate=args.lr, lr_scheduler_type="constant", logging_steps=1,
         console_every=0, report_to=[], save_strategy="no", seed=args.seed, temperature=args.temperature, beta=0.0,
         use_cpu=not torch.cuda.is_available(), bf16=args.bf16, disable_tqdm=False,
+        model_init_kwargs={"dtype": "float32"},  # fp32 master weights; bf16 only inside autocast
     )
     job = TrainJob(model=model_dir, data=data, template="fewshot", chat_template=True, reward="boxed_or_last_number")
     start = time.perf_counter()
@@ -119,13 +120,14 @@ def train(name: str, model_dir: str, data: str, out: str, args) -> tuple[dict, o
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=16)
-    parser.add_argument("--questions", type=int, default=4, help="questions per step")
+    parser.add_argument("--steps", type=int, default=15)
+    parser.add_argument("--questions", type=int, default=2, help="questions per step")
     parser.add_argument("--lr", type=float, default=2e-6)
     parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--samples", type=int, default=8, help="evaluation samples per question")
+    parser.add_argument("--samples", type=int, default=4, help="evaluation samples per question")
     parser.add_argument("--max-new-tokens", type=int, default=24)
-    parser.add_argument("--bf16", action="store_true", help="train with bf16 autocast on the CPU")
+    parser.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
+                        help="generate and train in bf16 (the fetched checkpoint's dtype; about 2x faster on AMX CPUs)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work-dir", default="outputs/real_model")
     parser.add_argument("--out", default=RESULTS)
@@ -136,13 +138,15 @@ def main() -> None:
     model_dir = fetch_model("smollm2-135m")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     base = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
-    held = problems(48, seed=7)
+    dtypes = time_dtypes(base, tokenizer)
+    if args.bf16:
+        base = base.to(torch.bfloat16)
+    held = problems(32, seed=7)
     probe = {f: accuracy(base, tokenizer, held, f, args.samples, args.temperature, args.max_new_tokens, args.seed)
              for f in FORMS}
     mixed = [f for f in FORMS if 0.1 <= probe[f]["lenient"] <= 0.7]
     q0 = min(mixed or FORMS, key=lambda f: probe[f]["lenient"])  # the hardest form in the mixed band
     others = [f for f in FORMS if f != q0]
-    dtypes = time_dtypes(base, tokenizer)
     os.makedirs(args.work_dir, exist_ok=True)
     data = os.path.join(args.work_dir, "train.jsonl")
     with open(data, "w", encoding="utf-8") as f:
@@ -150,11 +154,12 @@ def main() -> None:
             row = {"id": f"s{i}", "prompt": FORMS[q0](*p), "answer": str(p[0] + p[1]),
                    "rephrasings": [FORMS[o](*p) for o in others]}
             f.write(json.dumps(row) + "\n")
-    held_out = problems(32, seed=11)
+    held_out = problems(24, seed=11)
     runs = {"base": {"rollouts": 0, **evaluate(base, tokenizer, held_out, q0, args, args.seed)}}
     for name in ("grpo", "ta_grpo"):
         result, trainer = train(name, model_dir, data, args.work_dir, args)
-        runs[name] = {**result, **evaluate(trainer.model, tokenizer, held_out, q0, args, args.seed)}
+        model = trainer.model.to(torch.bfloat16) if args.bf16 else trainer.model
+        runs[name] = {**result, **evaluate(model, tokenizer, held_out, q0, args, args.seed)}
     saved = {"command": "python benchmarks/real_model.py " + " ".join(sys.argv[1:]), "model": "smollm2-135m",
              "args": vars(args), "probe": {f: {k: v for k, v in p.items() if k != "lenient_counts"}
                                            for f, p in probe.items()},
@@ -185,7 +190,7 @@ def write(saved: dict, out: str) -> None:
         f"Command: `{saved['command']}`. Wall time {saved['wall_s'] / 60:.1f} min, {saved['threads']} threads, CPU.",
         "Few-shot template and chat template; reward `boxed_or_last_number` (a boxed answer, else the last number).",
         "",
-        "Base model, 48 held-out sums x 8 samples per form (accuracy %, boxed = with a box and right):",
+        f"Base model, 32 held-out sums x {k} samples per form (accuracy %, boxed = with a box and right):",
         "",
         markdown_table(["form", "boxed", "boxed or last number", "example"], probe_rows),
         "",
@@ -197,7 +202,7 @@ def write(saved: dict, out: str) -> None:
         f"One forward+backward of 16 few-shot prompts: fp32 {d['fp32']:.2f} s, bf16 autocast {d['bf16']:.2f} s "
         f"({d['bf16_speedup']:.2f}x).",
         "",
-        "One seed, 32 held-out questions x 8 samples: differences of a few points are noise.",
+        f"One seed, 24 held-out questions x {k} samples: differences of several points are noise.",
         "",
     ]
     with open(os.path.join(out, "real_model.md"), "w", encoding="utf-8") as f:
