@@ -28,15 +28,16 @@ def _train_fields() -> argparse.ArgumentParser:
     absent from the result; the named modes list their valid values."""
     from transformers import HfArgumentParser
 
-    from tagrpo.core import ANCHORS, SCOPES
+    from tagrpo.core import ANCHOR_ALIASES, ANCHORS, SCOPES
     from tagrpo.data import SHORT_POLICIES
     from tagrpo.data.prompts import TEMPLATES
     from tagrpo.rewards import REWARDS
-    from tagrpo.trainer.config import TAGRPOConfig
+    from tagrpo.trainer.config import LOSS_TYPES, POOL_MODES, TAGRPOConfig
     from tagrpo.trainer.run import TrainJob
 
-    modes = {"anchor": ANCHORS, "advantage_scope": SCOPES, "rephrasing_policy": SHORT_POLICIES,
-             "scale_rewards": ("group", "none"), "template": tuple(TEMPLATES), "reward": tuple(REWARDS)}
+    modes = {"anchor": ANCHORS + tuple(ANCHOR_ALIASES), "advantage_scope": SCOPES, "rephrasing_policy": SHORT_POLICIES,
+             "scale_rewards": ("group", "none"), "pool_mode": POOL_MODES, "loss_type": LOSS_TYPES,
+             "template": tuple(TEMPLATES), "reward": tuple(REWARDS)}
     fields = HfArgumentParser((TrainJob, TAGRPOConfig), add_help=False)
     for group in fields._action_groups:
         for action in group._group_actions:

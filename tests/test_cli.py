@@ -229,7 +229,8 @@ def test_train_help_lists_every_field_with_its_choices(capsys):
     for f in [*dataclasses.fields(TrainJob), *dataclasses.fields(TAGRPOConfig)]:
         if f.init:
             assert f"--{f.name}" in text, f.name
-    for choices in ("{original,none,behavior}", "{pool,variant}", "{fill_original,cycle,drop}", "{group,none}"):
+    for choices in ("{original,none,behavior,generating}", "{pool,variant}", "{fill_original,cycle,drop}",
+                    "{group,none}", "{full,adaptive}", "{dapo,grpo,bnpo,dr_grpo}"):
         assert choices in text
 
 
@@ -241,3 +242,10 @@ def test_other_commands_have_help_choices_and_negatable_booleans(capsys):
             main(argv)
         text = capsys.readouterr().out
         assert all(e in text for e in expected), (argv, [e for e in expected if e not in text])
+
+
+def test_train_accepts_anchor_generating_and_stores_none(tmp_path):
+    values = load_config(None, ["model=m", "data=d.jsonl", "anchor=generating", "num_generations=2",
+                                "per_device_train_batch_size=8"])
+    _, config = split_config(values)
+    assert config.anchor == "none"

@@ -143,3 +143,14 @@ def test_engine_correction_allowed(anchor, allowed):
 def test_engine_correction_invalid_anchor():
     with pytest.raises(ValueError, match=VALID):
         engine_correction_allowed("None")
+
+
+def test_generating_is_an_alias_of_none_everywhere_a_config_is_read():
+    from tagrpo.core import resolve_anchor
+    from tagrpo.integrations.verl.settings import TAGRPOSettings
+
+    assert resolve_anchor("anchor", "generating") == "none"
+    assert resolve_anchor("anchor", "original") == "original"
+    assert TAGRPOSettings(anchor="generating").anchor == "none"
+    with pytest.raises(ValueError, match="'generating'"):
+        resolve_anchor("anchor", "generated")

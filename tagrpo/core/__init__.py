@@ -2,10 +2,12 @@
 
 from tagrpo.core.advantages import SCALES, SCOPES, group_diagnostics, pooled_advantages, uniform_groups
 from tagrpo.core.anchoring import (
+    ANCHOR_ALIASES,
     ANCHORS,
     AnchoredPrompts,
     anchor_variants,
     engine_correction_allowed,
+    resolve_anchor,
     select_prompt_tokens,
 )
 from tagrpo.core.loss import AGG_MODES, aggregate, clipped_surrogate, k3_kl
@@ -14,6 +16,7 @@ from tagrpo.modes import check_mode
 
 __all__ = [
     "AGG_MODES",
+    "ANCHOR_ALIASES",
     "ANCHORS",
     "SCALES",
     "SCOPES",
@@ -27,6 +30,7 @@ __all__ = [
     "k3_kl",
     "pass_at_k",
     "pooled_advantages",
+    "resolve_anchor",
     "select_prompt_tokens",
     "uniform_groups",
 ]

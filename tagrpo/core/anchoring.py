@@ -3,7 +3,8 @@
 A row (question b, variant n, sample i) is always *generated* from ``q_n``. Its loss terms are conditioned as:
 
 - ``anchor="original"`` (TA-GRPO, reading (a) of the paper's ratio): current, old and reference log-probs all on ``q0``.
-- ``anchor="none"`` (v1 and the public code): everything on the generating prompt ``q_n``.
+- ``anchor="none"`` (v1 and the public code): everything on the generating prompt ``q_n``; ``"generating"`` is an
+  accepted alias (``resolve_anchor``), the configs store ``"none"``.
 - ``anchor="behavior"`` (reading (b)): current and reference log-probs on ``q0``, the old (behaviour)
   log-probs on ``q_n``, a true importance weight that is usually far from 1 and mostly clipped.
 """
@@ -17,6 +18,14 @@ import torch
 from tagrpo.modes import check_mode
 
 ANCHORS = ("original", "none", "behavior")
+ANCHOR_ALIASES = {"generating": "none"}
+
+
+def resolve_anchor(name: str, anchor: str) -> str:
+    """The canonical mode of ``anchor`` (an alias maps to its mode); a ``ValueError`` naming ``name`` and every
+    accepted value otherwise."""
+    check_mode(name, anchor, ANCHORS + tuple(ANCHOR_ALIASES))
+    return ANCHOR_ALIASES.get(anchor, anchor)
 
 
 class AnchoredPrompts(NamedTuple):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from trl import GRPOConfig
 
-from tagrpo.core import ANCHORS, SCOPES, check_mode
+from tagrpo.core import SCOPES, check_mode, resolve_anchor
 from tagrpo.data import SHORT_POLICIES
 from tagrpo.errors import InputError
 
@@ -43,7 +43,8 @@ class TAGRPOConfig(GRPOConfig):
         default="original",
         metadata={
             "help": "Prompt that conditions the loss (current, old and reference log-probs) of every pool row: "
-            "original (q0, the paper), none (the prompt that generated the row: v1 and the public code) or "
+            "original (q0, the paper), none (the prompt that generated the row: v1 and the public code; alias "
+            "generating) or "
             "behavior (current and reference on q0, old on the generating prompt)."
         },
     )
@@ -78,7 +79,7 @@ class TAGRPOConfig(GRPOConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        check_mode("anchor", self.anchor, ANCHORS)
+        self.anchor = resolve_anchor("anchor", self.anchor)
         check_mode("advantage_scope", self.advantage_scope, SCOPES)
         check_mode("rephrasing_policy", self.rephrasing_policy, SHORT_POLICIES)
         check_mode("pool_mode", self.pool_mode, POOL_MODES)

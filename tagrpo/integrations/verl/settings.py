@@ -2,7 +2,7 @@
 
     tagrpo:
       num_rephrasings: 3             # N; 0 gives GRPO (with algorithm.adv_estimator=ta_grpo or grpo)
-      anchor: original               # original | none | behavior (tagrpo.core.anchoring)
+      anchor: original               # original | none (alias generating) | behavior (tagrpo.core.anchoring)
       rephrasing_policy: fill_original   # a question with fewer than N rephrasings: fill_original | cycle
 
 Batch sizes count original questions: ``data.train_batch_size`` questions per step, each expanded to N+1 prompts
@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from tagrpo.core import ANCHORS, check_mode, engine_correction_allowed
+from tagrpo.core import check_mode, engine_correction_allowed, resolve_anchor
 from tagrpo.integrations.verl.expand import EXPAND_POLICIES
 
 logger = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ class TAGRPOSettings:
             raise TypeError(f"tagrpo.num_rephrasings must be an int, got {self.num_rephrasings!r}")
         if self.num_rephrasings < 0:
             raise ValueError(f"tagrpo.num_rephrasings must be >= 0, got {self.num_rephrasings}")
-        check_mode("tagrpo.anchor", self.anchor, ANCHORS)
+        object.__setattr__(self, "anchor", resolve_anchor("tagrpo.anchor", self.anchor))
         check_mode("tagrpo.rephrasing_policy", self.rephrasing_policy, EXPAND_POLICIES)
 
     @property
