@@ -29,13 +29,13 @@ def _train_fields() -> argparse.ArgumentParser:
     from transformers import HfArgumentParser
 
     from tagrpo.core import ANCHOR_ALIASES, ANCHORS, SCOPES
-    from tagrpo.data import SHORT_POLICIES
+    from tagrpo.data import SHORT_RULES
     from tagrpo.data.prompts import TEMPLATES
     from tagrpo.rewards import REWARDS
     from tagrpo.trainer.config import LOSS_TYPES, POOL_MODES, TAGRPOConfig
     from tagrpo.trainer.run import TrainJob
 
-    modes = {"anchor": ANCHORS + tuple(ANCHOR_ALIASES), "advantage_scope": SCOPES, "rephrasing_policy": SHORT_POLICIES,
+    modes = {"anchor": ANCHORS + tuple(ANCHOR_ALIASES), "advantage_scope": SCOPES, "short_rephrasings": SHORT_RULES,
              "scale_rewards": ("group", "none"), "pool_mode": POOL_MODES, "loss_type": LOSS_TYPES,
              "template": tuple(TEMPLATES), "reward": tuple(REWARDS)}
     fields = HfArgumentParser((TrainJob, TAGRPOConfig), add_help=False)

@@ -10,7 +10,7 @@ import datasets
 import pytest
 
 from tagrpo.data import (
-    SHORT_POLICIES,
+    SHORT_RULES,
     DataProblem,
     InvalidDataError,
     ensure_valid,
@@ -304,9 +304,9 @@ FIT_ROWS = [
 ]
 
 
-def _fit(n, policy):
+def _fit(n, short):
     before = copy.deepcopy(FIT_ROWS)
-    rows, counts = fit_rephrasings(FIT_ROWS, n, policy)
+    rows, counts = fit_rephrasings(FIT_ROWS, n, short)
     assert FIT_ROWS == before
     return [(r["id"], r["rephrasings"]) for r in rows], counts
 
@@ -343,9 +343,9 @@ def test_drop_removes_short_rows():
     )
 
 
-@pytest.mark.parametrize("policy", SHORT_POLICIES)
-def test_zero_rephrasings_empties_every_row(policy):
-    assert _fit(0, policy) == (
+@pytest.mark.parametrize("short", SHORT_RULES)
+def test_zero_rephrasings_empties_every_row(short):
+    assert _fit(0, short) == (
         [(1, []), (2, []), (3, []), (4, [])],
         {"complete": 4, "filled": 0, "dropped": 0, "truncated": 3},
     )
@@ -358,8 +358,8 @@ def test_more_than_n_keeps_the_first_n():
     )
 
 
-def test_unknown_policy_lists_the_valid_ones():
-    message = "policy='foo' is not valid; expected one of: 'fill_original', 'cycle', 'drop'"
+def test_unknown_short_rule_lists_the_valid_ones():
+    message = "short_rephrasings='foo' is not valid; expected one of: 'fill_original', 'cycle', 'drop'"
     with pytest.raises(ValueError, match=message):
         fit_rephrasings(FIT_ROWS, 2, "foo")
 

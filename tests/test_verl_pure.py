@@ -35,14 +35,25 @@ def test_plain_uid_is_its_own_pool():
     assert split_uid("3f2c-uuid") == ("3f2c-uuid", 0)
 
 
-def test_fit_variants_policies():
+def test_fit_variants_short_rules():
     assert fit_variants("q", ["a", "b", "c", "d"], 3, "fill_original") == ["q", "a", "b", "c"]
     assert fit_variants("q", ["a"], 3, "fill_original") == ["q", "a", "q", "q"]
     assert fit_variants("q", ["a", "b"], 3, "cycle") == ["q", "a", "b", "a"]
     assert fit_variants("q", [], 2, "cycle") == ["q", "q", "q"]
     assert fit_variants("q", ["a"], 0, "cycle") == ["q"]
-    with pytest.raises(ValueError, match="rephrasing_policy"):
+    with pytest.raises(ValueError, match="short_rephrasings"):
         fit_variants("q", [], 1, "drop")
+
+
+def test_verl_settings_read_the_old_key_of_short_rephrasings(caplog):
+    from tagrpo.integrations.verl.settings import TAGRPOSettings
+
+    assert TAGRPOSettings.from_config({"tagrpo": {"short_rephrasings": "cycle"}}).short_rephrasings == "cycle"
+    with caplog.at_level("WARNING"):
+        assert TAGRPOSettings.from_config({"tagrpo": {"rephrasing_policy": "cycle"}}).short_rephrasings == "cycle"
+    assert "renamed tagrpo.short_rephrasings" in caplog.text
+    with pytest.raises(ValueError, match="set only tagrpo.short_rephrasings"):
+        TAGRPOSettings.from_config({"tagrpo": {"rephrasing_policy": "cycle", "short_rephrasings": "cycle"}})
 
 
 def test_expand_prompts_keeps_questions_contiguous_and_tagged():

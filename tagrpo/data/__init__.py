@@ -1,4 +1,4 @@
-"""Rephrased-question data: schema and validation, loaders, and the policy for short rephrasing lists."""
+"""Rephrased-question data: schema and validation, loaders, and the rule for short rephrasing lists."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from tagrpo.data.benchmarks import (
     load_gpqa,
 )
 from tagrpo.data.loaders import load_questions, load_rows
-from tagrpo.data.policy import SHORT_POLICIES, fit_rephrasings
+from tagrpo.data.short import SHORT_RULES, fit_rephrasings
 from tagrpo.data.schema import DataProblem, InvalidDataError, ensure_valid, validate_rows
 
 __all__ = [
-    "SHORT_POLICIES",
+    "SHORT_RULES",
     "DataProblem",
     "InvalidDataError",
     "ensure_valid",

@@ -106,7 +106,7 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
     n = summary["n"]
     console.print(
         f"questions: {summary['questions']} written to {summary['out']}; {summary['complete_questions']} with {n}"
-        f" accepted rephrasings, {summary['short_questions']} with fewer (the trainer's rephrasing_policy fills"
+        f" accepted rephrasings, {summary['short_questions']} with fewer (the trainer's short_rephrasings fills"
         " them)"
     )
     if summary["cost_usd"] is None:

@@ -1,5 +1,5 @@
-"""TAGRPOConfig: TRL's GRPOConfig plus TA-GRPO's fields (N, anchoring, advantage scope and eps, the rule for
-questions with fewer than N rephrasings) and two logging fields.
+"""TAGRPOConfig: TRL's GRPOConfig plus TA-GRPO's fields (N, anchoring, advantage scope and eps, pool mode, the
+rule for questions with fewer than N rephrasings) and two logging fields.
 
 ``num_generations`` keeps TRL's name and means G, the samples drawn for *each* prompt variant. A question's pool
 is ``(num_rephrasings + 1) * num_generations`` rows; ``generation_batch_size`` counts rows and must hold whole
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from trl import GRPOConfig
 
 from tagrpo.core import SCOPES, check_mode, resolve_anchor
-from tagrpo.data import SHORT_POLICIES
+from tagrpo.data import SHORT_RULES
 from tagrpo.errors import InputError
 
 # transformers 5.24 renames gradient checkpointing; TRL still sets the old name on every config and model, which
@@ -61,12 +61,15 @@ class TAGRPOConfig(GRPOConfig):
         },
     )
     advantage_eps: float = field(default=1e-4, metadata={"help": "Added to the reward std (TRL uses 1e-4)."})
-    rephrasing_policy: str = field(
+    short_rephrasings: str = field(
         default="fill_original",
         metadata={
             "help": "Questions with fewer than N rephrasings: fill_original (pad with q0), cycle (repeat its "
             "rephrasings) or drop (skip the question); counted in the logs and job.json."
         },
+    )
+    rephrasing_policy: str | None = field(
+        default=None, metadata={"help": "Old name of short_rephrasings, still read (with a warning)."}
     )
     metrics_jsonl: str | None = field(
         default="metrics.jsonl",
@@ -81,7 +84,8 @@ class TAGRPOConfig(GRPOConfig):
         super().__post_init__()
         self.anchor = resolve_anchor("anchor", self.anchor)
         check_mode("advantage_scope", self.advantage_scope, SCOPES)
-        check_mode("rephrasing_policy", self.rephrasing_policy, SHORT_POLICIES)
+        self._read_old_names()
+        check_mode("short_rephrasings", self.short_rephrasings, SHORT_RULES)
         check_mode("pool_mode", self.pool_mode, POOL_MODES)
         check_mode("loss_type", self.loss_type, LOSS_TYPES)
         check_mode("scale_rewards", self.scale_rewards, ("group", "none"))
@@ -95,6 +99,15 @@ class TAGRPOConfig(GRPOConfig):
                 f"generation_batch_size ({self.generation_batch_size}) must hold whole pools of "
                 f"(num_rephrasings + 1) * num_generations = {self.pool_size} rows"
             )
+
+    def _read_old_names(self) -> None:
+        if self.rephrasing_policy is None:
+            return
+        if self.short_rephrasings not in ("fill_original", self.rephrasing_policy):
+            raise InputError("rephrasing_policy is the old name of short_rephrasings: set only short_rephrasings")
+        warnings.warn("rephrasing_policy is renamed short_rephrasings; the old name still works for now",
+                      FutureWarning, stacklevel=3)
+        self.short_rephrasings, self.rephrasing_policy = self.rephrasing_policy, None
 
     @property
     def pool_size(self) -> int:

@@ -117,8 +117,8 @@ def load_config(path: str | None, overrides: list[str]) -> dict:
     return values
 
 
-def build_rows(job: TrainJob, num_rephrasings: int, policy: str) -> tuple[list[dict], dict[str, int]]:
-    """Load, validate, fit to N rephrasings and format the questions; returns rows and the policy counts."""
+def build_rows(job: TrainJob, num_rephrasings: int, short: str) -> tuple[list[dict], dict[str, int]]:
+    """Load, validate, fit to N rephrasings and format the questions; returns rows and the counts of the fit."""
     rows = load_questions(
         job.data,
         split=job.split,
@@ -129,7 +129,7 @@ def build_rows(job: TrainJob, num_rephrasings: int, policy: str) -> tuple[list[d
     )
     if job.max_questions is not None:
         rows = rows[: job.max_questions]
-    rows, counts = fit_rephrasings(rows, num_rephrasings, policy)
+    rows, counts = fit_rephrasings(rows, num_rephrasings, short)
     formatted = [
         {
             "id": str(r["id"]),
@@ -151,10 +151,10 @@ def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
     from tagrpo.trainer.trainer import TAGRPOTrainer
 
     check_model(job.model)
-    rows, counts = build_rows(job, config.num_rephrasings, config.rephrasing_policy)
+    rows, counts = build_rows(job, config.num_rephrasings, config.short_rephrasings)
     if not rows:
-        raise InputError(f"{job.data}: no questions left to train on (rephrasing policy counts: {counts})")
-    logger.info("rephrasing policy %r: %s", config.rephrasing_policy, counts)
+        raise InputError(f"{job.data}: no questions left to train on (short_rephrasings={config.short_rephrasings!r}: {counts})")
+    logger.info("short_rephrasings %r: %s", config.short_rephrasings, counts)
     os.makedirs(config.output_dir, exist_ok=True)
     with open(os.path.join(config.output_dir, "job.json"), "w", encoding="utf-8") as f:
         json.dump(

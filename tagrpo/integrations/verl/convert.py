@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tagrpo.data.policy import SHORT_POLICIES, fit_rephrasings
+from tagrpo.data.short import SHORT_RULES, fit_rephrasings
 from tagrpo.data.prompts import TEMPLATES, format_prompt
 
 DATA_SOURCE = "tagrpo/math"
@@ -40,13 +40,13 @@ def to_verl_rows(
     data_source: str = DATA_SOURCE,
     split: str = "train",
     num_rephrasings: int | None = None,
-    policy: str = "fill_original",
+    short: str = "fill_original",
 ) -> tuple[list[dict], dict[str, int]]:
     """verl rows for validated question rows; with ``num_rephrasings``, every row first gets exactly N rephrasings
-    (``tagrpo.data.fit_rephrasings`` with ``policy``; ``drop`` removes short rows). Returns ``(rows, counts)``."""
+    (``tagrpo.data.fit_rephrasings`` with ``short``; ``drop`` removes short rows). Returns ``(rows, counts)``."""
     counts = {"rows": len(rows)}
     if num_rephrasings is not None:
-        rows, fit_counts = fit_rephrasings(rows, num_rephrasings, policy)
+        rows, fit_counts = fit_rephrasings(rows, num_rephrasings, short)
         counts.update(fit_counts)
     out = []
     for index, row in enumerate(rows):
@@ -73,7 +73,7 @@ def drop_long_rephrasings(
     rows: list[dict], length: Callable[[list[dict]], int], max_prompt_length: int
 ) -> tuple[list[dict], int]:
     """Remove rephrasings whose prompt is longer than ``max_prompt_length`` (``length(chat) -> tokens``); the
-    trainer pads a short list with q0 (``tagrpo.rephrasing_policy``). verl checks q0 itself
+    trainer pads a short list with q0 (``tagrpo.short_rephrasings``). verl checks q0 itself
     (``data.filter_overlong_prompts``). Returns ``(rows, rephrasings dropped)``."""
     dropped = 0
     for row in rows:
@@ -140,7 +140,7 @@ def convert(
     template: str = "paper",
     split: str = "train",
     num_rephrasings: int | None = None,
-    policy: str = "fill_original",
+    short: str = "fill_original",
     length: Callable[[list[dict]], int] | None = None,
     max_prompt_length: int = 512,
     **fields: str,
@@ -151,7 +151,7 @@ def convert(
     from tagrpo.data.loaders import load_questions
 
     rows = load_questions(source, split=split, **fields)
-    verl_rows, counts = to_verl_rows(rows, template, DATA_SOURCE, split, num_rephrasings, policy)
+    verl_rows, counts = to_verl_rows(rows, template, DATA_SOURCE, split, num_rephrasings, short)
     if length is not None:
         verl_rows, counts["rephrasings_too_long"] = drop_long_rephrasings(verl_rows, length, max_prompt_length)
     write_parquet(verl_rows, output)
@@ -170,7 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--template", default="paper", choices=sorted(TEMPLATES))
     parser.add_argument("--split", default="train")
     parser.add_argument("--num-rephrasings", type=int, help="give every row exactly N rephrasings first")
-    parser.add_argument("--policy", default="fill_original", choices=SHORT_POLICIES, help="for rows with fewer than N")
+    parser.add_argument("--short-rephrasings", "--policy", dest="short", default="fill_original", choices=SHORT_RULES,
+                        help="for rows with fewer than N (--policy: the old name)")
     parser.add_argument("--tokenizer", help="model or tokenizer folder: drop rephrasings longer than the limit")
     parser.add_argument("--max-prompt-length", type=int, default=512, help="tokens (data.max_prompt_length)")
     parser.add_argument(
@@ -195,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             template=args.template,
             split=args.split,
             num_rephrasings=args.num_rephrasings,
-            policy=args.policy,
+            short=args.short,
             length=tokenizer_length(args.tokenizer, chat_template) if args.tokenizer else None,
             max_prompt_length=args.max_prompt_length,
             **fields,

@@ -23,7 +23,7 @@ import numpy as np
 
 from tagrpo.modes import check_mode
 
-EXPAND_POLICIES = ("fill_original", "cycle")
+EXPAND_RULES = ("fill_original", "cycle")
 UID_SEPARATOR = "#v"
 _UID = re.compile(r"^(.*)#v(\d+)$", re.DOTALL)
 
@@ -41,16 +41,16 @@ def split_uid(uid: Any) -> tuple[str, int]:
     return match.group(1), int(match.group(2))
 
 
-def fit_variants(original: Any, rephrasings: Sequence[Any] | None, num_rephrasings: int, policy: str) -> list[Any]:
+def fit_variants(original: Any, rephrasings: Sequence[Any] | None, num_rephrasings: int, short: str) -> list[Any]:
     """``[q0, q1..qN]``: the first N rephrasings; a short list is padded with q0 (``fill_original``) or by
     repeating its rephrasings (``cycle``, q0 when there are none). The same rule as ``tagrpo.data.fit_rephrasings``."""
-    check_mode("rephrasing_policy", policy, EXPAND_POLICIES)
+    check_mode("short_rephrasings", short, EXPAND_RULES)
     if num_rephrasings < 0:
         raise ValueError(f"num_rephrasings must be >= 0, got {num_rephrasings}")
     available = list(rephrasings or [])[:num_rephrasings]
     missing = num_rephrasings - len(available)
     if missing > 0:
-        fill = list(islice(cycle(available), missing)) if policy == "cycle" and available else [original] * missing
+        fill = list(islice(cycle(available), missing)) if short == "cycle" and available else [original] * missing
         available += fill
     return [original, *available]
 
@@ -70,7 +70,7 @@ def expand_prompts(
     rephrasings: Sequence[Sequence[Any] | None],
     uids: Sequence[str],
     num_rephrasings: int,
-    policy: str = "fill_original",
+    short: str = "fill_original",
 ) -> tuple[list[Any], list[str], list[int], list[int]]:
     """Expand B questions into B*(N+1) prompt rows, question-major: rows ``b*(N+1) .. b*(N+1)+N``.
 
@@ -79,7 +79,7 @@ def expand_prompts(
         rephrasings: (B,) each question's rephrasings (chat lists or texts; texts take q0's chat form).
         uids: (B,) verl's per-step uid of each question.
         num_rephrasings: N.
-        policy: see :func:`fit_variants`.
+        short: see :func:`fit_variants`.
 
     Returns:
         ``(prompts, uids, variants, source)``, each (B*(N+1),): the variant prompt, its uid
@@ -91,7 +91,7 @@ def expand_prompts(
         )
     out_prompts, out_uids, variants, source = [], [], [], []
     for b, (prompt, reph, uid) in enumerate(zip(prompts, rephrasings, uids, strict=True)):
-        for n, variant in enumerate(fit_variants(prompt, reph, num_rephrasings, policy)):
+        for n, variant in enumerate(fit_variants(prompt, reph, num_rephrasings, short)):
             out_prompts.append(as_messages(variant, prompt) if n else variant)
             out_uids.append(variant_uid(uid, n))
             variants.append(n)
@@ -131,7 +131,7 @@ def _rephrasings_of(extra_info: Any) -> list[Any]:
     return []
 
 
-def expand_dataproto(batch, num_rephrasings: int, policy: str = "fill_original", prompt_key: str = "raw_prompt"):
+def expand_dataproto(batch, num_rephrasings: int, short: str = "fill_original", prompt_key: str = "raw_prompt"):
     """Return ``batch`` (a verl ``DataProto`` of B questions, one uid each) expanded to B*(N+1) prompt rows.
 
     Tensors and non-tensor fields are repeated per question; ``prompt_key`` gets each variant's prompt
@@ -143,7 +143,7 @@ def expand_dataproto(batch, num_rephrasings: int, policy: str = "fill_original",
         raise KeyError(f"expansion needs the non-tensor fields 'uid' and {prompt_key!r}; have {sorted(nt)}")
     infos = list(nt["extra_info"]) if "extra_info" in nt else [None] * len(nt["uid"])
     prompts, uids, variants, source = expand_prompts(
-        list(nt[prompt_key]), [_rephrasings_of(info) for info in infos], list(nt["uid"]), num_rephrasings, policy
+        list(nt[prompt_key]), [_rephrasings_of(info) for info in infos], list(nt["uid"]), num_rephrasings, short
     )
     qids = []
     for info, uid in zip(infos, nt["uid"], strict=True):

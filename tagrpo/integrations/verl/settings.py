@@ -3,7 +3,8 @@
     tagrpo:
       num_rephrasings: 3             # N; 0 gives GRPO (with algorithm.adv_estimator=ta_grpo or grpo)
       anchor: original               # original | none (alias generating) | behavior (tagrpo.core.anchoring)
-      rephrasing_policy: fill_original   # a question with fewer than N rephrasings: fill_original | cycle
+      short_rephrasings: fill_original   # a question with fewer than N rephrasings: fill_original | cycle
+                                         # (the old key rephrasing_policy is read too, with a warning)
 
 Batch sizes count original questions: ``data.train_batch_size`` questions per step, each expanded to N+1 prompts
 of ``rollout.n`` responses; ``actor.ppo_mini_batch_size`` questions (whole pools) per optimizer step.
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tagrpo.core import check_mode, engine_correction_allowed, resolve_anchor
-from tagrpo.integrations.verl.expand import EXPAND_POLICIES
+from tagrpo.integrations.verl.expand import EXPAND_RULES
 
 logger = logging.getLogger(__name__)
 POOL_ESTIMATORS = ("ta_grpo", "ta_grpo_variant", "grpo")
@@ -31,11 +32,21 @@ def _get(config: Any, dotted: str, default: Any = None) -> Any:
     return default if node is None else node
 
 
+def _renamed(section: Any, old: str, new: str, default: Any) -> Any:
+    """``section[new]``, else the value under its old name (with a warning), else ``default``."""
+    if section.get(old) is not None:
+        if section.get(new) is not None:
+            raise ValueError(f"tagrpo.{old} is the old name of tagrpo.{new}: set only tagrpo.{new}")
+        logger.warning("tagrpo.%s is renamed tagrpo.%s; the old key still works for now", old, new)
+        return section.get(old)
+    return section.get(new, default)
+
+
 @dataclass(frozen=True)
 class TAGRPOSettings:
     num_rephrasings: int = 3
     anchor: str = "original"
-    rephrasing_policy: str = "fill_original"
+    short_rephrasings: str = "fill_original"
 
     def __post_init__(self) -> None:
         if isinstance(self.num_rephrasings, bool) or not isinstance(self.num_rephrasings, int):
@@ -43,7 +54,7 @@ class TAGRPOSettings:
         if self.num_rephrasings < 0:
             raise ValueError(f"tagrpo.num_rephrasings must be >= 0, got {self.num_rephrasings}")
         object.__setattr__(self, "anchor", resolve_anchor("tagrpo.anchor", self.anchor))
-        check_mode("tagrpo.rephrasing_policy", self.rephrasing_policy, EXPAND_POLICIES)
+        check_mode("tagrpo.short_rephrasings", self.short_rephrasings, EXPAND_RULES)
 
     @property
     def variants(self) -> int:
@@ -57,7 +68,9 @@ class TAGRPOSettings:
         return cls(
             num_rephrasings=int(section.get("num_rephrasings", cls.num_rephrasings)),
             anchor=str(section.get("anchor", cls.anchor)),
-            rephrasing_policy=str(section.get("rephrasing_policy", cls.rephrasing_policy)),
+            short_rephrasings=str(
+                _renamed(section, "rephrasing_policy", "short_rephrasings", cls.short_rephrasings)
+            ),
         )
 
 

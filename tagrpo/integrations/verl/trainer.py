@@ -71,7 +71,7 @@ class TAGRPORayTrainer(RayPPOTrainer):
     # 1. expansion, in place: fit() keeps using the object it passed in
     def _get_gen_batch(self, batch):
         if not self._tagrpo_validating:
-            expanded = expand_dataproto(batch, self.tagrpo.num_rephrasings, self.tagrpo.rephrasing_policy)
+            expanded = expand_dataproto(batch, self.tagrpo.num_rephrasings, self.tagrpo.short_rephrasings)
             batch.batch, batch.non_tensor_batch = expanded.batch, expanded.non_tensor_batch
         return super()._get_gen_batch(batch)
 

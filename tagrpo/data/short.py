@@ -6,7 +6,7 @@ every row exactly ``N`` rephrasings:
 
 - a row with more than ``N`` keeps its first ``N`` (counted as ``complete`` and ``truncated``);
 - a row with exactly ``N`` is left as it is (``complete``);
-- a row with fewer than ``N`` follows ``policy``:
+- a row with fewer than ``N`` follows the rule ``short`` (the trainer's ``short_rephrasings``):
 
   - ``"fill_original"`` (default): pad the missing slots with the original prompt ``q0`` (``filled``);
   - ``"cycle"``: repeat the available rephrasings in order (``[a, b]`` -> ``[a, b, a, b, a]`` for ``N=5``);
@@ -29,26 +29,26 @@ from typing import Any
 from tagrpo.errors import InputError
 from tagrpo.modes import check_mode
 
-SHORT_POLICIES = ("fill_original", "cycle", "drop")
+SHORT_RULES = ("fill_original", "cycle", "drop")
 
 
-def _pad(available: list[str], prompt: str, missing: int, policy: str) -> list[str]:
-    if policy == "cycle" and available:
+def _pad(available: list[str], prompt: str, missing: int, short: str) -> list[str]:
+    if short == "cycle" and available:
         return list(islice(cycle(available), missing))
     return [prompt] * missing
 
 
 def fit_rephrasings(
-    rows: Sequence[Mapping[str, Any]], num_rephrasings: int, policy: str = "fill_original"
+    rows: Sequence[Mapping[str, Any]], num_rephrasings: int, short: str = "fill_original"
 ) -> tuple[list[dict], dict[str, int]]:
     """Return copies of ``rows`` with exactly ``num_rephrasings`` rephrasings each, and counts per outcome.
 
     The counts are ``{"complete", "filled", "dropped", "truncated"}``: ``complete`` rows had at least
     ``num_rephrasings`` (``truncated`` ones had more and kept the first ``num_rephrasings``); ``filled`` rows
-    had fewer and were padded; ``dropped`` rows had fewer and were removed (``policy="drop"``). The input is
-    not modified. Raises ValueError for an unknown ``policy`` or a negative ``num_rephrasings``.
+    had fewer and were padded; ``dropped`` rows had fewer and were removed (``short="drop"``). The input is
+    not modified. Raises ValueError for an unknown ``short`` or a negative ``num_rephrasings``.
     """
-    check_mode("policy", policy, SHORT_POLICIES)
+    check_mode("short_rephrasings", short, SHORT_RULES)
     if isinstance(num_rephrasings, bool) or not isinstance(num_rephrasings, int):
         raise TypeError(f"num_rephrasings must be an int, got {type(num_rephrasings).__name__}")
     if num_rephrasings < 0:
@@ -62,11 +62,11 @@ def fit_rephrasings(
             counts["complete"] += 1
             counts["truncated"] += int(missing < 0)
             rephrasings = available[:num_rephrasings]
-        elif policy == "drop":
+        elif short == "drop":
             counts["dropped"] += 1
             continue
         else:
             counts["filled"] += 1
-            rephrasings = available + _pad(available, row["prompt"], missing, policy)
+            rephrasings = available + _pad(available, row["prompt"], missing, short)
         fitted.append({**row, "rephrasings": rephrasings})
     return fitted, counts
