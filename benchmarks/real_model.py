@@ -10,10 +10,12 @@ Command (what produced benchmarks/results/real_model.*; the model comes from `ta
    (a boxed answer) and under the named lenient reward ``boxed_or_last_number``. The task of step 2 is the
    form whose accuracy lies in the mixed band, rephrased into the easier forms.
 2. Training, same rollouts: TA-GRPO (N=3, G=2: 8 completions per question) and GRPO with G=8, both ``--steps``
-   steps of ``--questions`` questions, lr ``--lr``, from the same base; held-out pass@1 and pass@8 before and
-   after, the uniform-reward shares of training, wall time. One seed: a smoke-sized real run, not a verdict.
+   steps of ``--questions`` questions, lr ``--lr``, from the same base; held-out pass@1 and pass@k (k = ``--samples``)
+   before and after, the uniform-reward shares of training, wall time. One seed: a smoke-sized real run, not a verdict.
 
-Also times one forward+backward pass in fp32 and in bf16 autocast on this CPU (the issue of the default dtype).
+Also times one forward+backward pass in fp32 and in bf16 autocast on this CPU (the choice of the CPU dtype).
+Training keeps fp32 master weights (TRL's default load dtype) with ``--bf16`` autocast; generation for the
+evaluation runs on a bf16 copy.
 Writes ``real_model.json`` and ``real_model.md`` into ``--out``.
 """
 
@@ -160,9 +162,9 @@ def main() -> None:
         result, trainer = train(name, model_dir, data, args.work_dir, args)
         model = trainer.model.to(torch.bfloat16) if args.bf16 else trainer.model
         runs[name] = {**result, **evaluate(model, tokenizer, held_out, q0, args, args.seed)}
-    saved = {"command": "python benchmarks/real_model.py " + " ".join(sys.argv[1:]), "model": "smollm2-135m",
-             "args": vars(args), "probe": {f: {k: v for k, v in p.items() if k != "lenient_counts"}
-                                           for f, p in probe.items()},
+    saved = {"command": " ".join(["python benchmarks/real_model.py", *sys.argv[1:]]), "model": "smollm2-135m",
+             "args": {**vars(args), "out": os.path.relpath(args.out)},
+             "probe": {f: {k: v for k, v in p.items() if k != "lenient_counts"} for f, p in probe.items()},
              "q0_form": q0, "rephrasing_forms": others, "dtype_seconds": dtypes, "runs": runs,
              "wall_s": time.perf_counter() - start, "threads": torch.get_num_threads()}
     os.makedirs(args.out, exist_ok=True)
