@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tagrpo.rephrase.checks import check_rephrasing, clean_response, extract_numbers
-from tagrpo.rephrase.templates import DEFAULT_TEMPLATES, SYSTEM, load_templates, template_hash, type_plan
+from tagrpo.rephrase.templates import (
+    DEFAULT_TEMPLATES,
+    SYSTEM,
+    load_templates,
+    plan_for,
+    template_hash,
+    type_plan,
+)
 from tagrpo.toy.rephraser import check_toy, rule_rephrase, rule_solve, toy_form
 from tagrpo.toy.world import FORMS, Problem, parse, render, sample_problem
 
@@ -87,6 +94,18 @@ def test_clean_response_strips_wrappers(raw):
 
 def test_clean_response_keeps_inner_quotes():
     assert clean_response('"a" is not "b"') == '"a" is not "b"'
+
+
+def test_a_question_with_nothing_to_rename_gets_another_type_in_its_renaming_slot():
+    plan = type_plan(3)
+    assert plan_for(plan, None, renamable=True) == plan
+    assert plan_for(plan, None, renamable=False) == [("paraphrase", 0), ("reorder", 0), ("format", 0)]
+    # every listed type planned already: one more of the first other type, numbered after its planned slots
+    assert plan_for(type_plan(5), None, False) == [
+        ("paraphrase", 0), ("paraphrase", 2), ("format", 0), ("reorder", 0), ("paraphrase", 1)
+    ]
+    assert plan_for(type_plan(2, "rename,format"), "rename,format", False) == [("format", 1), ("format", 0)]
+    assert plan_for(type_plan(1, "rename"), "rename", False) == [("rename", 0)]  # nothing else listed: kept
 
 
 def test_type_plan():

@@ -11,8 +11,8 @@ from tagrpo.data.benchmarks import (
     load_gpqa,
 )
 from tagrpo.data.loaders import load_questions, load_rows
-from tagrpo.data.short import SHORT_RULES, fit_rephrasings
 from tagrpo.data.schema import DataProblem, InvalidDataError, ensure_valid, validate_rows
+from tagrpo.data.short import SHORT_RULES, fit_rephrasings
 
 __all__ = [
     "SHORT_RULES",

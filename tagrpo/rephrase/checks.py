@@ -102,6 +102,11 @@ def names(text: str) -> set[str]:
     return set(_NAME.findall(_MATH.sub(" ", text))) - _NOT_NAMES
 
 
+def renamable(text: str) -> bool:
+    """Whether ``text`` has something a renaming can change: a letter in its math or a name."""
+    return bool(math_letters(text) or names(text))
+
+
 def clean_response(text: str) -> str:
     """Strip what LLMs wrap a rephrasing in: code fences, ``<question>`` tags, a preamble line, quotes."""
     text = (text or "").strip()
@@ -208,7 +213,7 @@ def check_rephrasing(
             return CheckResult(result.passed, "variables", f"missing {', '.join(sorted(lost))}")
         result.passed.append("variables")
     else:
-        if not math_letters(orig) and not names(orig):
+        if not renamable(orig):
             return CheckResult(result.passed, "not_renamed", "the original has no variable or name to rename")
         if math_letters(orig) <= symbol_letters(cand) and names(orig) <= names(cand):
             return CheckResult(result.passed, "not_renamed", "every variable and name of the original is still there")

@@ -109,6 +109,11 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
         f" accepted rephrasings, {summary['short_questions']} with fewer (the trainer's short_rephrasings fills"
         " them)"
     )
+    if summary.get("renaming_replaced"):
+        console.print(
+            f"{summary['renaming_replaced']} questions have no variable or name to rename: their renaming slot asked"
+            " for another type instead"
+        )
     if summary["cost_usd"] is None:
         cost = "cost not priced (no known price for this model and server; --price-in/--price-out set one)"
     else:

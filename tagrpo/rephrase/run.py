@@ -26,7 +26,7 @@ from rich.text import Text
 from tagrpo.errors import TagrpoError
 from tagrpo.rephrase.backends import Budget, Completion, Request, TransformersBackend
 from tagrpo.rephrase.cache import ResultCache, cache_key, text_hash
-from tagrpo.rephrase.checks import bare_text, check_rephrasing, clean_response
+from tagrpo.rephrase.checks import bare_text, check_rephrasing, clean_response, renamable
 from tagrpo.rephrase.config import (
     CANONICAL,
     RephraseConfig,
@@ -36,7 +36,15 @@ from tagrpo.rephrase.config import (
     make_backend,
 )
 from tagrpo.rephrase.report import print_summary, tally, write_json, write_rows
-from tagrpo.rephrase.templates import build_messages, load_templates, solver_messages, template_hash, type_plan
+from tagrpo.rephrase.templates import (
+    TRANSFORM_TYPES,
+    build_messages,
+    load_templates,
+    plan_for,
+    solver_messages,
+    template_hash,
+    type_plan,
+)
 
 logger = logging.getLogger(__name__)
 DESCRIPTION = "N checked, problem-equivalent rephrasings per question; resumable and budget-bounded."
@@ -75,14 +83,17 @@ class _Run:
         self.cfg, self.rows, self.backend, self.console = cfg, rows, backend, console
         system, templates = load_templates(cfg.templates_file)
         plan = type_plan(cfg.n, cfg.types)
-        self.types = [t for t, _ in plan]
+        plans = [plan if cfg.backend == "rule" else plan_for(plan, cfg.types, renamable(r["prompt"])) for r in rows]
+        self.replaced = sum(p != plan for p in plans)  # questions with nothing to rename
+        used = {t for p in [plan, *plans] for t, _ in p}
+        self.types = [t for t in TRANSFORM_TYPES if t in used]
         self.hashes = {t: template_hash(system, templates[t]) for t in self.types}
         self.messages = lambda row, t: build_messages(system, templates[t], row["prompt"])
         self.slots: list[list[Slot]] = []
-        for row in rows:
+        for row, row_plan in zip(rows, plans, strict=True):
             qhash = text_hash(row["prompt"])  # a question edited under the same id is rephrased anew
-            keys = [cache_key(row["id"], t, v, self.hashes[t], backend.model, qhash) for t, v in plan]
-            self.slots.append([Slot(row, t, v, self.hashes[t], k) for (t, v), k in zip(plan, keys, strict=True)])
+            keys = [cache_key(row["id"], t, v, self.hashes[t], backend.model, qhash) for t, v in row_plan]
+            self.slots.append([Slot(row, t, v, self.hashes[t], k) for (t, v), k in zip(row_plan, keys, strict=True)])
         self.cache = ResultCache(cfg.cache_path)
         price_in, price_out = cfg.prices or (0.0, 0.0)
         self.budget = Budget(cfg.max_requests, cfg.max_cost, price_in, price_out, priced=cfg.prices is not None)
@@ -338,6 +349,7 @@ def _finish(run: _Run, start: float) -> dict[str, Any]:
         "model": run.backend.model,
         **tally(outcomes, run.types),
         "complete_questions": complete,
+        "renaming_replaced": run.replaced,
         "short_questions": short,
         "from_cache": run.from_cache,
         "new_results": run.cache.written,

@@ -71,6 +71,26 @@ def type_plan(n: int, types: str | None = None) -> list[tuple[str, int]]:
     return [(names[i % len(names)], i // len(names)) for i in range(n)]
 
 
+def plan_for(plan: list[tuple[str, int]], types: str | None, renamable: bool) -> list[tuple[str, int]]:
+    """The plan of one question. A question with no variable or name to rename (``renamable`` false) would only
+    have its renaming rejected (``not_renamed``), a paid request for nothing: each ``rename`` slot asks instead
+    for a listed type the plan lacks (``reorder`` with the default N=3), else for one more of the first other
+    listed type, numbered after that type's planned slots. Without another listed type the slot stays."""
+    others = [t for t in parse_types(types) if t != "rename"]
+    if renamable or not others or all(t != "rename" for t, _ in plan):
+        return plan
+    planned = {t for t, _ in plan}
+    spare = [t for t in others if t not in planned]
+    extra = {t: sum(p == t for p, _ in plan) for t in others}
+    out = []
+    for transform, variant in plan:
+        if transform == "rename":
+            transform = spare.pop(0) if spare else others[0]
+            variant, extra[transform] = extra[transform], extra[transform] + 1
+        out.append((transform, variant))
+    return out
+
+
 def load_templates(path: str | None = None) -> tuple[str, dict[str, str]]:
     """``(system message, type -> template)``: the defaults, updated from a YAML or JSON file when given."""
     system, templates = SYSTEM, dict(DEFAULT_TEMPLATES)

@@ -153,7 +153,9 @@ def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
     check_model(job.model)
     rows, counts = build_rows(job, config.num_rephrasings, config.short_rephrasings)
     if not rows:
-        raise InputError(f"{job.data}: no questions left to train on (short_rephrasings={config.short_rephrasings!r}: {counts})")
+        raise InputError(
+            f"{job.data}: no questions left to train on (short_rephrasings={config.short_rephrasings!r}: {counts})"
+        )
     logger.info("short_rephrasings %r: %s", config.short_rephrasings, counts)
     os.makedirs(config.output_dir, exist_ok=True)
     with open(os.path.join(config.output_dir, "job.json"), "w", encoding="utf-8") as f:

@@ -22,8 +22,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tagrpo.data.short import SHORT_RULES, fit_rephrasings
 from tagrpo.data.prompts import TEMPLATES, format_prompt
+from tagrpo.data.short import SHORT_RULES, fit_rephrasings
 
 DATA_SOURCE = "tagrpo/math"
 CHOICE_SOURCE = "tagrpo/choice"
