@@ -76,3 +76,13 @@ def test_judge_pairs_by_seed():
     req = {r["text"].split(":")[0]: r for r in requirements(results)}
     gain = req["GRPO raises held-out pass@1 over the base by >= +0.10"]
     assert gain["mean"] == pytest.approx((0.10 + 0.30 + 0.0) / 3) and gain["status"] == "met"
+
+
+def test_question_interval_by_hand_is_clipped_to_the_range():
+    from tagrpo.toy.report import question_interval
+
+    # 2 samples, correct counts 2, 2, 1 -> pass@1 per question 1, 1, 0.5: mean 0.833333, sd 0.288675,
+    # half width 1.96 * 0.288675 / sqrt(3) = 0.326667 -> [0.506667, 1.160000], the upper end clipped to 1.
+    ci = question_interval({"counts": [2, 2, 1], "samples": 2}, 1)
+    assert ci["mean"] == pytest.approx(0.833333, abs=1e-6) and ci["n"] == 3
+    assert ci["lo"] == pytest.approx(0.506667, abs=1e-6) and ci["hi"] == 1.0

@@ -48,12 +48,13 @@ def k_max(results: list[dict]) -> int:
 
 
 def question_interval(run: dict, k: int) -> dict:
-    """pass@k of one run with a 95% normal interval over its questions."""
+    """pass@k of one run with a 95% normal interval over its questions, clipped to [0, 1] where it would leave
+    the range (a pass@k near 1 over few questions)."""
     counts = np.asarray(run["counts"])  # (Q,)
     per_q = pass_at_k(np.full_like(counts, run["samples"]), counts, k)  # (Q,)
     m = float(per_q.mean())
     half = 1.96 * float(per_q.std(ddof=1)) / math.sqrt(len(per_q)) if len(per_q) > 1 else math.nan
-    return {"mean": m, "lo": m - half, "hi": m + half, "n": len(per_q)}
+    return {"mean": m, "lo": max(0.0, m - half), "hi": min(1.0, m + half), "n": len(per_q)}
 
 
 def pct(ci: dict, sign: bool = False) -> str:
