@@ -87,3 +87,34 @@ def test_adaptive_expands_exactly_the_uniform_questions(model_dirs, tmp_path):
 def test_adaptive_mode_is_validated(tmp_path):
     with pytest.raises(ValueError, match="pool_mode='everything' is not valid; expected one of: 'full', 'adaptive'"):
         TAGRPOConfig(output_dir=str(tmp_path), pool_mode="everything", use_cpu=True, report_to=[])
+
+
+def test_history_expands_the_questions_uniform_at_their_last_visit_in_one_call(model_dirs, tmp_path):
+    trainer = make_trainer(model_dirs["qwen3"], pool_rows(num_questions=4), tmp_path, reward=by_question,
+                           pool_mode="history", per_device_train_batch_size=16, gradient_accumulation_steps=2,
+                           max_steps=2, save_strategy="steps", save_steps=1)
+    generated = []
+    spy(trainer, "_generate_single_turn", generated)
+    trainer.train()
+    assert len(generated) == 2  # one generation call per step
+
+    uniform_after = []
+    for args, _, out in generated:
+        prompts = [PROMPT.match(t).groups() for t in _texts(trainer, args[0])]
+        texts = trainer.processing_class.batch_decode(out[0], skip_special_tokens=True)
+        q0 = {}
+        for (q, n), text in zip(prompts, texts, strict=True):
+            if n == "0":
+                q0.setdefault(int(q), []).append(by_question([text], [f"q{q}"])[0])
+        uniform_after.append({q for q, r in q0.items() if len(set(r)) == 1})
+        order = list(dict.fromkeys(int(q) for q, _ in prompts))
+        expand = set(order) if len(uniform_after) == 1 else uniform_after[0]  # not drawn yet: expanded
+        assert prompts == [(str(q), str(n)) for q in order for n in range(N + 1 if q in expand else 1)
+                           for _ in range(G)]
+    assert {0, 1} <= uniform_after[0] != {0, 1, 2, 3}  # step 2 expands some questions, not all
+
+    state = json.loads((tmp_path / "checkpoint-1" / "tagrpo_state.json").read_text())
+    assert state["q0_uniform"] == {f"q{q}": q in uniform_after[0] for q in range(4)}  # restored on resume
+    steps = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    rollouts = [s["tagrpo/rollouts"] for s in steps if "tagrpo/rollouts" in s]
+    assert rollouts == [4 * (N + 1) * G, 4 * (N + 1) * G + 4 * G + len(uniform_after[0]) * N * G]

@@ -27,6 +27,7 @@ def test_every_arm_at_the_default_preset():
         "ta_grpo": 12800,
         "ta_grpo_control": 12800,
         "ta_grpo_adaptive": 12800,  # at most: the rephrasings of questions whose q0 group is mixed are skipped
+        "ta_grpo_history": 12800,  # at most, likewise from each question's previous visit
     }
     modes = {k: (v["num_rephrasings"], v["advantage_scope"], v["anchor"], v["plan"]) for k, v in got.items()}
     assert modes["augmentation"] == (3, "variant", "none", "main")  # MathForge-style: independent prompts
@@ -34,6 +35,7 @@ def test_every_arm_at_the_default_preset():
     assert modes["ta_grpo"] == (3, "pool", "original", "main")
     assert modes["ta_grpo_control"] == (3, "pool", "original", "control")
     assert got["ta_grpo_adaptive"]["pool_mode"] == "adaptive" and got["ta_grpo"]["pool_mode"] == "full"
+    assert got["ta_grpo_history"]["pool_mode"] == "history"
     assert all(modes[k][0] == 0 for k in ("grpo", "grpo_long", "equal_sampling", "grpo_more_data"))
     assert got["grpo_more_data"]["train_questions"] == 320 and got["grpo"]["train_questions"] == 128
     assert got["grpo_long"]["max_steps"] == 400 and got["equal_sampling"]["num_generations"] == 16

@@ -15,6 +15,7 @@ training questions (B questions per step), an arm spends ``steps * B * samples``
 | ``ta_grpo`` | main, pooled, anchored on q0 | (N+1)·G | S | Q |
 | ``ta_grpo_control`` | control (renaming only), pooled, anchored on q0 | (N+1)·G | S | Q |
 | ``ta_grpo_adaptive`` | main, only for questions whose G samples of q0 are uniform | G to (N+1)·G | S | Q |
+| ``ta_grpo_history`` | main, only for questions whose q0 group was uniform at their last visit | G to (N+1)·G | S | Q |
 
 ``grpo_long`` spends TA-GRPO's rollouts by training longer (the compute-matched baseline), ``grpo_more_data``
 trains as many epochs as GRPO on 2.5 times as many questions (the paper's data-efficiency comparison).
@@ -50,8 +51,9 @@ ARMS = {
     "ta_grpo": Arm("TA-GRPO", plan="main"),
     "ta_grpo_control": Arm("TA-GRPO, renaming-only", plan="control"),
     "ta_grpo_adaptive": Arm("TA-GRPO, adaptive pools", plan="main", pool_mode="adaptive"),
+    "ta_grpo_history": Arm("TA-GRPO, adaptive from history", plan="main", pool_mode="history"),
 }
-PAPER_ARMS = tuple(a for a in ARMS if a != "ta_grpo_adaptive")  # the paper's claims; adaptive is our addition
+PAPER_ARMS = tuple(a for a in ARMS if a not in ("ta_grpo_adaptive", "ta_grpo_history"))  # adaptive ones are ours
 
 
 def arm_settings(name: str, num_rephrasings: int, num_generations: int, steps: int, questions: int) -> dict:

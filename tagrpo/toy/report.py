@@ -32,11 +32,17 @@ STYLE = {  # arm: (colour, marker, line style)
     "ta_grpo": ("tab:red", "*", "-"),
     "ta_grpo_control": ("tab:orange", "X", ":"),
     "ta_grpo_adaptive": ("tab:pink", "h", "--"),
+    "ta_grpo_history": ("tab:purple", "p", "-."),
     "grpo_matched": ("tab:gray", "d", ":"),
+    "grpo_matched_history": ("0.6", "<", ":"),
 }
 
 
-EXTRA_LABELS = {"base": "base model", "grpo_matched": "GRPO-long at adaptive's rollouts"}
+EXTRA_LABELS = {
+    "base": "base model",
+    "grpo_matched": "GRPO-long at adaptive's rollouts",
+    "grpo_matched_history": "GRPO-long at history's rollouts",
+}
 
 
 def label(arm: str) -> str:

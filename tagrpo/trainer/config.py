@@ -28,7 +28,7 @@ warnings.filterwarnings(
     "ignore", message=r"`(is_)?gradient_checkpointing(_enable|_disable)?` is deprecated", category=FutureWarning
 )
 
-POOL_MODES = ("full", "adaptive")
+POOL_MODES = ("full", "adaptive", "history")
 # The loss types whose TRL loss equals tagrpo.core.clipped_surrogate (tests/test_trl_equivalence.py), with the KL
 # weighted by the ratio or not; TRL's others (cispo, sapo, ...) are refused rather than trained unverified.
 LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
@@ -57,7 +57,9 @@ class TAGRPOConfig(GRPOConfig):
         metadata={
             "help": "full: sample G for q0 and for each rephrasing, (N+1)*G rollouts per question (the paper); "
             "adaptive: sample the rephrasings only for questions whose G samples of q0 all got the same reward "
-            "(B*G + U*N*G rollouts for B questions of which U are uniform; one process, transformers generation)."
+            "(B*G + U*N*G rollouts for B questions of which U are uniform; one process, transformers generation); "
+            "history: the same from the question's previous visit (uniform then, or not drawn before), with one "
+            "generation call per step."
         },
     )
     advantage_eps: float = field(default=1e-4, metadata={"help": "Added to the reward std (TRL uses 1e-4)."})

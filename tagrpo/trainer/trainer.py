@@ -16,9 +16,11 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
    tokens/s and the share of unscorable rows (every reward NaN: advantage 0) to the console, ``report_to``
    and ``metrics.jsonl``.
 7. ``pool_mode="adaptive"`` generates in two phases (``tagrpo.trainer.adaptive``): q0's G samples, then the
-   rephrasings of the questions whose q0 group is uniform; rows not generated get no loss and reward NaN.
-8. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen), restored on resume, so that
-   ``tagrpo/rollouts`` and tokens/s continue where they stopped.
+   rephrasings of the questions whose q0 group is uniform; ``pool_mode="history"`` generates in one call q0's
+   samples and the rephrasings of the questions whose q0 group was uniform at their last visit (or that were
+   not drawn before). Rows not generated get no loss and reward NaN.
+8. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen, the history mode's record of
+   uniform q0 groups), restored on resume, so that ``tagrpo/rollouts``, tokens/s and the history continue.
 
 What stays TRL's, said plainly: the loss is TRL's ``_compute_loss``. ``tagrpo.core.clipped_surrogate`` is the
 written-out objective, tested equal to it for every ``loss_type`` that ``TAGRPOConfig`` accepts (dapo, grpo, bnpo,
@@ -26,7 +28,8 @@ dr_grpo), with the KL weighted by the ratio (``use_bias_correction_kl``, TRL's d
 types are refused. Reward functions and the completions table receive q0 as ``prompts`` for every row, also for
 rows generated from a rephrasing (the reward checks the answer, which is the same). Refused: tools and
 environments (``NotImplementedError``), ``scale_rewards`` other than group or none, multi-objective aggregation
-other than ``sum_then_normalize``; ``pool_mode="adaptive"`` also refuses vLLM and several processes.
+other than ``sum_then_normalize``; ``pool_mode="adaptive"`` and ``"history"`` also refuse vLLM and several
+processes.
 
 A train row holds ``prompt`` (q0, text or conversation), ``rephrasings`` (at least N prompts of the same kind),
 an ``id`` (the prompt text is used without one) and whatever the reward functions read (``answer``).
@@ -54,7 +57,7 @@ from tagrpo.core import (
     select_prompt_tokens,
     uniform_groups,
 )
-from tagrpo.trainer.adaptive import expansion_rows, merge, phase_rows
+from tagrpo.trainer.adaptive import expansion_rows, history_choice, merge, phase_rows
 from tagrpo.trainer.config import TAGRPOConfig
 from tagrpo.trainer.metrics_log import MetricsLogger, RichProgress
 
@@ -79,8 +82,9 @@ class TAGRPOTrainer(GRPOTrainer):
                 args.anchor,
             )
             self.vllm_importance_sampling_correction = False
-        if args.pool_mode == "adaptive" and (self.use_vllm or self.accelerator.num_processes > 1):
-            raise NotImplementedError("pool_mode='adaptive' runs on one process with transformers generation")
+        if args.pool_mode != "full" and (self.use_vllm or self.accelerator.num_processes > 1):
+            raise NotImplementedError(f"pool_mode={args.pool_mode!r} runs on one process with transformers generation")
+        self.q0_uniform: dict[str, bool] = {}  # pool_mode="history": question id -> q0 group uniform at last visit
         self._pending = None
         self._last_rewards = None
         self.rollouts = 0
@@ -107,7 +111,7 @@ class TAGRPOTrainer(GRPOTrainer):
         position = torch.arange(start, start + len(inputs))  # (R,)
         variant_index = (position % pool) // g  # (R,)
         variants = [[x["prompt"], *list(x.get("rephrasings") or [])[: cfg.num_rephrasings]] for x in inputs]
-        self._pending = {"variant_index": variant_index, "variants": variants, "inputs": inputs}
+        self._pending = {"variant_index": variant_index, "variants": variants, "inputs": inputs, "keys": keys}
         try:
             output = super()._generate_and_score_completions(inputs)
         finally:
@@ -115,6 +119,8 @@ class TAGRPOTrainer(GRPOTrainer):
         if cfg.anchor == "behavior":
             output["old_per_token_logps"] = self._behavior_logps(output, pending["behavior"])
         output["advantages"] = self._pooled_advantages(len(inputs), pending["generated"])
+        if cfg.pool_mode == "history":
+            self._remember_q0(keys[::pool])
         output["variant_index"] = variant_index.to(output["advantages"].device)
         generated = pending["generated"].to(output["completion_mask"].device)  # (R,)
         if not generated.all():  # adaptive: rows never generated carry no loss
@@ -132,6 +138,8 @@ class TAGRPOTrainer(GRPOTrainer):
         generating = [v[n] for v, n in zip(variants, variant_index.tolist(), strict=True)]
         if self.args.pool_mode == "adaptive":
             result = list(self._generate_adaptive(generating, variant_index))
+        elif self.args.pool_mode == "history":
+            result = list(self._generate_history(generating, variant_index))
         else:
             result = list(super()._generate(generating))
             self._pending["generated"] = torch.ones(len(generating), dtype=torch.bool)  # (R,)
@@ -165,6 +173,25 @@ class TAGRPOTrainer(GRPOTrainer):
         self._metrics["train"]["tagrpo/expanded"].append(uniform.float().mean().item())
         empty = [{"role": "assistant", "content": ""}] if isinstance(generating[0], list) else ""
         return merge(parts, len(generating), empty, self._tokenizer.eos_token_id)
+
+    def _generate_history(self, generating, variant_index):
+        cfg: TAGRPOConfig = self.args
+        chosen = history_choice(self._pending["keys"][:: cfg.pool_size], self.q0_uniform)  # (B,)
+        rows = sorted(phase_rows(variant_index) + expansion_rows(variant_index, chosen, cfg.pool_size))
+        generated = torch.zeros(len(generating), dtype=torch.bool)  # (R,)
+        generated[rows] = True
+        self._pending["generated"] = generated
+        self._metrics["train"]["tagrpo/expanded"].append(chosen.float().mean().item())
+        empty = [{"role": "assistant", "content": ""}] if isinstance(generating[0], list) else ""
+        parts = [(rows, super()._generate([generating[i] for i in rows]))]
+        return merge(parts, len(generating), empty, self._tokenizer.eos_token_id)
+
+    def _remember_q0(self, question_keys: list[str]) -> None:
+        """Record whether each question's q0 group of this step was uniform (``pool_mode="history"``)."""
+        cfg: TAGRPOConfig = self.args
+        q0 = self._combined(self._last_rewards).view(-1, cfg.pool_size)[:, : cfg.num_generations]  # (B, G)
+        for key, uniform in zip(question_keys, uniform_groups(q0).tolist(), strict=True):
+            self.q0_uniform[key] = bool(uniform)
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)  # (R_all, F)
@@ -237,7 +264,8 @@ class TAGRPOTrainer(GRPOTrainer):
             name = f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
             folder = os.path.join(self._get_output_dir(trial=trial), name)
             with open(os.path.join(folder, STATE_FILE), "w", encoding="utf-8") as f:
-                json.dump({"rollouts": self.rollouts, "tokens_seen": self.state.num_input_tokens_seen}, f)
+                json.dump({"rollouts": self.rollouts, "tokens_seen": self.state.num_input_tokens_seen,
+                           "q0_uniform": self.q0_uniform}, f)
 
     def _load_optimizer_and_scheduler(self, checkpoint):
         super()._load_optimizer_and_scheduler(checkpoint)
@@ -246,6 +274,7 @@ class TAGRPOTrainer(GRPOTrainer):
             with open(path, encoding="utf-8") as f:
                 saved = json.load(f)
             self.rollouts = saved["rollouts"]
+            self.q0_uniform = saved.get("q0_uniform", {})
             self._throughput_mark = (time.perf_counter(), saved["tokens_seen"])
 
     def log(self, logs, start_time=None):
