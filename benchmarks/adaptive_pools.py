@@ -21,6 +21,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
 from dataclasses import replace
 
@@ -31,7 +32,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
-from tagrpo.toy.demo import DemoConfig, train_arm  # noqa: E402
+from tagrpo.toy.demo import DemoConfig, machine, train_arm  # noqa: E402
 from tagrpo.toy.pretrain import resolve_base  # noqa: E402
 from tagrpo.toy.report import STYLE, label, pct  # noqa: E402
 from tagrpo.toy.verdicts import interval, metric, verdict  # noqa: E402
@@ -93,6 +94,8 @@ def _analyse_design(results: list[dict], k_big: int, arm: str, matched: str) -> 
                     "retained": adaptive / full if full > 0 else None, "vs_matched": vs_matched,
                     "vs_matched_verdict": verdict(vs_matched["lo"], vs_matched["hi"], "greater")}
     out["cost"] = interval([r["runs"][arm]["rollouts"] / r["runs"]["grpo"]["rollouts"] for r in results])
+    walls = [r["runs"][arm]["wall_s"] / r["runs"][matched]["wall_s"] for r in results]
+    out["wall_vs_matched"] = {"median": statistics.median(walls), "min": min(walls), "max": max(walls)}
     expanded = [s.get("tagrpo/expanded") for r in results for s in r["runs"][arm]["steps"]]
     expanded = [e for e in expanded if e is not None]
     out["expanded"] = sum(expanded) / max(1, len(expanded))
@@ -142,12 +145,15 @@ def write(results: list[dict], analysis: dict, out: str, command: str) -> None:
     for arm in ARMS:
         runs = [r["runs"][arm] for r in results]
         rows.append([label(arm), f"{sum(r['rollouts'] for r in runs) / len(runs):,.0f}",
+                     f"{sum(r['wall_s'] for r in runs) / len(runs):.0f}",
                      pct(interval([metric(r, "pass@1") for r in runs])),
                      pct(interval([metric(r, f"pass@{k_big}") for r in runs]))])
     goal, summary = [], []
     for arm in DESIGNS:
         d = analysis[arm]
-        summary.append([NAMES[arm], f"{100 * d['expanded']:.0f}%", _ratio(d["cost"]), d["goal"]])
+        w = d["wall_vs_matched"]
+        summary.append([NAMES[arm], f"{100 * d['expanded']:.0f}%", _ratio(d["cost"]),
+                        f"{w['median']:.2f}x [{w['min']:.2f}, {w['max']:.2f}]", d["goal"]])
         for key in keys:
             a = d[key]
             retained = "undefined (full TA-GRPO gains nothing)" if a["retained"] is None else f"{a['retained']:.2f}"
@@ -161,9 +167,17 @@ def write(results: list[dict], analysis: dict, out: str, command: str) -> None:
         "this step's G samples of q0 decide (two generation calls per step); history: the question's q0 group at "
         "its previous visit decides, a question not drawn before is expanded (one call per step).",
         "",
-        markdown_table(["design", "questions expanded", "rollouts / GRPO's (95% CI)", "goal"], summary),
+        markdown_table(["design", "questions expanded", "rollouts / GRPO's (95% CI)",
+                        "wall time / its GRPO-long's (median [range] over seeds)", "goal"], summary),
         "",
-        markdown_table(["arm", "rollouts", "pass@1 %", f"pass@{k_big} %"], rows),
+        "Each design's wall time is compared with the GRPO-long run of the same seed and sitting. The in-step runs"
+        " and their GRPO-long come from an earlier sitting in which other jobs shared the cores (single runs 3-9x"
+        " off): hence the median and the range, not a mean.",
+        "",
+        markdown_table(["arm", "rollouts", "wall s", "pass@1 %", f"pass@{k_big} %"], rows),
+        "",
+        f"Rollouts and wall time (training and the curve's evaluations) are means over seeds; machine: {machine()}."
+        " Wall times of different runs share a noisy 2-core machine: compare them as ratios.",
         "",
         f"Goal: >= {RETAINED:.0%} of full TA-GRPO's gain over GRPO in pass@1 and pass@{k_big}, for <= {MAX_COST}x "
         "GRPO's rollouts, and ahead of GRPO-long at equal rollouts.",

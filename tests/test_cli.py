@@ -230,7 +230,7 @@ def test_train_help_lists_every_field_with_its_choices(capsys):
         if f.init:
             assert f"--{f.name}" in text, f.name
     for choices in ("{original,none,behavior,generating}", "{pool,variant}", "{fill_original,cycle,drop}",
-                    "{group,none}", "{full,adaptive}", "{dapo,grpo,bnpo,dr_grpo}"):
+                    "{group,none}", "{full,adaptive,history}", "{dapo,grpo,bnpo,dr_grpo}"):
         assert choices in text
 
 

@@ -50,7 +50,7 @@ ARMS = {
     "pooled_no_anchor": Arm("pooled, no anchoring", plan="main", anchor="none"),
     "ta_grpo": Arm("TA-GRPO", plan="main"),
     "ta_grpo_control": Arm("TA-GRPO, renaming-only", plan="control"),
-    "ta_grpo_adaptive": Arm("TA-GRPO, adaptive pools", plan="main", pool_mode="adaptive"),
+    "ta_grpo_adaptive": Arm("TA-GRPO, adaptive in-step", plan="main", pool_mode="adaptive"),
     "ta_grpo_history": Arm("TA-GRPO, adaptive from history", plan="main", pool_mode="history"),
 }
 PAPER_ARMS = tuple(a for a in ARMS if a not in ("ta_grpo_adaptive", "ta_grpo_history"))  # adaptive ones are ours

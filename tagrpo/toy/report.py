@@ -40,7 +40,7 @@ STYLE = {  # arm: (colour, marker, line style)
 
 EXTRA_LABELS = {
     "base": "base model",
-    "grpo_matched": "GRPO-long at adaptive's rollouts",
+    "grpo_matched": "GRPO-long at in-step's rollouts",
     "grpo_matched_history": "GRPO-long at history's rollouts",
 }
 
