@@ -114,7 +114,17 @@ def test_history_expands_the_questions_uniform_at_their_last_visit_in_one_call(m
     assert {0, 1} <= uniform_after[0] != {0, 1, 2, 3}  # step 2 expands some questions, not all
 
     state = json.loads((tmp_path / "checkpoint-1" / "tagrpo_state.json").read_text())
-    assert state["q0_uniform"] == {f"q{q}": q in uniform_after[0] for q in range(4)}  # restored on resume
+    assert state["q0_uniform"] == {f"q{q}": q in uniform_after[0] for q in range(4)}
+
+    resumed = make_trainer(model_dirs["qwen3"], pool_rows(num_questions=4), tmp_path / "resumed", reward=by_question,
+                           pool_mode="history", per_device_train_batch_size=16, gradient_accumulation_steps=2,
+                           max_steps=2)
+    again = []
+    spy(resumed, "_generate_single_turn", again)
+    resumed.train(resume_from_checkpoint=str(tmp_path / "checkpoint-1"))
+    assert len(again) == 1 and resumed.q0_uniform.keys() == state["q0_uniform"].keys()
+    step2 = {int(q) for q, n in (PROMPT.match(t).groups() for t in _texts(resumed, again[0][0][0])) if n != "0"}
+    assert step2 == uniform_after[0]  # the restored record decided the resumed step
     steps = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     rollouts = [s["tagrpo/rollouts"] for s in steps if "tagrpo/rollouts" in s]
     assert rollouts == [4 * (N + 1) * G, 4 * (N + 1) * G + 4 * G + len(uniform_after[0]) * N * G]
