@@ -49,7 +49,7 @@ def merge(parts: list[tuple[list[int], tuple]], rows: int, empty_completion, eos
     completions, logprobs = [empty_completion] * rows, None
     for indices, result in parts:
         if result[2] is not None or result[5] or result[6] is not None or result[7]:
-            raise NotImplementedError("pool_mode='adaptive' supports neither tools, environments nor images")
+            raise NotImplementedError("adaptive pools support neither tools, environments nor images")
         if result[4] is not None and logprobs is None:
             logprobs = [[0.0] for _ in range(rows)]
         for k, i in enumerate(indices):

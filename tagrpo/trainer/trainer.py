@@ -123,7 +123,7 @@ class TAGRPOTrainer(GRPOTrainer):
             self._remember_q0(keys[::pool])
         output["variant_index"] = variant_index.to(output["advantages"].device)
         generated = pending["generated"].to(output["completion_mask"].device)  # (R,)
-        if not generated.all():  # adaptive: rows never generated carry no loss
+        if not generated.all():  # adaptive pools: rows never generated carry no loss
             output["completion_mask"] = output["completion_mask"] * generated.unsqueeze(1)
             output["num_items_in_batch"] = self.accelerator.gather(output["completion_mask"].sum()).sum()
         self.rollouts += int(self.accelerator.gather(generated.sum()).sum())
@@ -167,23 +167,23 @@ class TAGRPOTrainer(GRPOTrainer):
         second = expansion_rows(variant_index, uniform, cfg.pool_size)
         if second:
             parts.append((second, super()._generate([generating[i] for i in second])))
-        generated = torch.zeros(len(generating), dtype=torch.bool)  # (R,)
-        generated[first + second] = True
-        self._pending["generated"] = generated
-        self._metrics["train"]["tagrpo/expanded"].append(uniform.float().mean().item())
-        empty = [{"role": "assistant", "content": ""}] if isinstance(generating[0], list) else ""
-        return merge(parts, len(generating), empty, self._tokenizer.eos_token_id)
+        return self._merge_partial(generating, parts, uniform)
 
     def _generate_history(self, generating, variant_index):
         cfg: TAGRPOConfig = self.args
         chosen = history_choice(self._pending["keys"][:: cfg.pool_size], self.q0_uniform)  # (B,)
         rows = sorted(phase_rows(variant_index) + expansion_rows(variant_index, chosen, cfg.pool_size))
+        return self._merge_partial(generating, [(rows, super()._generate([generating[i] for i in rows]))], chosen)
+
+    def _merge_partial(self, generating, parts, expanded: torch.Tensor):
+        """One ``_generate`` result from the ``(row indices, result)`` parts of an adaptive step; records which rows
+        were generated and the share of questions expanded (``expanded`` is (B,) bool)."""
         generated = torch.zeros(len(generating), dtype=torch.bool)  # (R,)
-        generated[rows] = True
+        for indices, _ in parts:
+            generated[indices] = True
         self._pending["generated"] = generated
-        self._metrics["train"]["tagrpo/expanded"].append(chosen.float().mean().item())
+        self._metrics["train"]["tagrpo/expanded"].append(expanded.float().mean().item())
         empty = [{"role": "assistant", "content": ""}] if isinstance(generating[0], list) else ""
-        parts = [(rows, super()._generate([generating[i] for i in rows]))]
         return merge(parts, len(generating), empty, self._tokenizer.eos_token_id)
 
     def _remember_q0(self, question_keys: list[str]) -> None:
