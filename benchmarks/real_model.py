@@ -30,6 +30,7 @@ import time
 
 import torch
 
+from tagrpo.data.jsonl import write_jsonl
 from tagrpo.data.prompts import TEMPLATES
 from tagrpo.evaluation.sampling import pass_at_k_curve, sample_responses
 from tagrpo.evaluation.tables import markdown_table
@@ -149,13 +150,10 @@ def main() -> None:
     mixed = [f for f in FORMS if 0.1 <= probe[f]["lenient"] <= 0.7]
     q0 = min(mixed or FORMS, key=lambda f: probe[f]["lenient"])  # the hardest form in the mixed band
     others = [f for f in FORMS if f != q0]
-    os.makedirs(args.work_dir, exist_ok=True)
-    data = os.path.join(args.work_dir, "train.jsonl")
-    with open(data, "w", encoding="utf-8") as f:
-        for i, p in enumerate(problems(args.questions * args.steps, seed=1)):
-            row = {"id": f"s{i}", "prompt": FORMS[q0](*p), "answer": str(p[0] + p[1]),
-                   "rephrasings": [FORMS[o](*p) for o in others]}
-            f.write(json.dumps(row) + "\n")
+    rows = [{"id": f"s{i}", "prompt": FORMS[q0](*p), "answer": str(p[0] + p[1]),
+             "rephrasings": [FORMS[o](*p) for o in others]}
+            for i, p in enumerate(problems(args.questions * args.steps, seed=1))]
+    data = write_jsonl(os.path.join(args.work_dir, "train.jsonl"), rows)
     held_out = problems(24, seed=11)
     runs = {"base": {"rollouts": 0, **evaluate(base, tokenizer, held_out, q0, args, args.seed)}}
     for name in ("grpo", "ta_grpo"):

@@ -4,7 +4,8 @@
 split on) and returns each non-blank line's number and object, and each bad line's number and error; the data
 loaders and the benchmark registry report those with the file and line. ``read_jsonl`` and ``append_jsonl`` are
 the crash-safe pair behind every cache and counts file: appends are flushed and synced, and a torn last line (a
-crash mid-write) is dropped.
+crash mid-write) is dropped. ``write_jsonl`` writes a whole file at once, through a temporary file renamed into
+place, so a crash leaves the old file or the new one, never half of it.
 """
 
 from __future__ import annotations
@@ -50,6 +51,16 @@ def read_jsonl(path: str, repair: bool = False) -> list[dict]:
             with open(path, "r+b") as f:
                 f.truncate(offset)
     return [row for _, row in rows]
+
+
+def write_jsonl(path: str, records: Iterable[dict]) -> str:
+    """Write ``path`` anew with one JSON object per line, atomically; returns ``path``."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    os.replace(tmp, path)
+    return path
 
 
 def append_jsonl(path: str, records: Iterable[dict]) -> None:

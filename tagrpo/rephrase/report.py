@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from tagrpo.data.jsonl import write_jsonl
 from tagrpo.errors import InputError
 
 OUT_SUFFIXES = (".jsonl", ".parquet")
@@ -41,13 +42,8 @@ def write_rows(path: str, rows: Sequence[dict[str, Any]]) -> None:
         keys = list(dict.fromkeys(k for row in rows for k in row))
         table = pa.Table.from_pylist([{k: row.get(k) for k in keys} for row in rows])
         _atomic_write(path, lambda tmp: pq.write_table(table, tmp))
-        return
-
-    def write(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-
-    _atomic_write(path, write)
+    else:
+        write_jsonl(path, rows)
 
 
 def write_json(path: str, data: Any) -> None:

@@ -26,6 +26,7 @@ from rich.console import Console
 from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 
 from tagrpo.cliargs import helped
+from tagrpo.data.jsonl import write_jsonl
 from tagrpo.evaluation import correct_counts, lexical_diversity, pass_at_k_curve, sample_responses
 from tagrpo.modes import check_mode
 from tagrpo.rewards import is_correct
@@ -144,12 +145,6 @@ def premise(model, tokenizer, seed: int, max_new_tokens: int) -> dict:
     return out
 
 
-def write_rows(path: str, rows: list[dict]) -> str:
-    with open(path, "w", encoding="utf-8") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
-    return path
-
-
 def _trainer_config(cfg: DemoConfig, s: dict, run_dir: str, pool: int):
     """The arm's ``TAGRPOConfig``: its settings ``s`` and what every arm shares."""
     from tagrpo.trainer.config import TAGRPOConfig
@@ -189,7 +184,7 @@ def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], conso
     rows = question_rows(
         s["train_questions"], seed=1000 + cfg.seed, num_rephrasings=cfg.num_rephrasings, plan=s["plan"]
     )
-    data = write_rows(os.path.join(run_dir, "train.jsonl"), rows)
+    data = write_jsonl(os.path.join(run_dir, "train.jsonl"), rows)
     metrics_path = os.path.join(run_dir, "metrics.jsonl")
     if os.path.exists(metrics_path):
         os.remove(metrics_path)
