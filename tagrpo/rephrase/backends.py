@@ -22,6 +22,11 @@ from typing import Any, Protocol
 BACKENDS = ("openai", "transformers", "rule")
 
 
+def official_api(base_url: str | None) -> bool:
+    """Whether requests go to OpenAI's own API (no base URL, or one on api.openai.com)."""
+    return base_url is None or "api.openai.com" in base_url
+
+
 @dataclass
 class Request:
     """One request: ``kind`` is ``rephrase`` or ``solve``; ``text`` is the question it transforms or answers."""

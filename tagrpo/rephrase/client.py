@@ -35,7 +35,7 @@ import time
 from collections.abc import Sequence
 from urllib.parse import quote
 
-from tagrpo.rephrase.backends import Budget, Completion, Emit, Request
+from tagrpo.rephrase.backends import Budget, Completion, Emit, Request, official_api
 
 logger = logging.getLogger(__name__)
 JOB_HEADER = "X-TAGRPO-Job"
@@ -140,9 +140,8 @@ class OpenAIBackend:
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
         self.base_url = base_url
-        official = base_url is None or "api.openai.com" in base_url
         if token_limit_param == "auto":
-            token_limit_param = "max_completion_tokens" if official else "both"
+            token_limit_param = "max_completion_tokens" if official_api(base_url) else "both"
         self.limit_names = ("max_tokens", "max_completion_tokens") if token_limit_param == "both" else (
             token_limit_param,
         )

@@ -11,7 +11,7 @@ from typing import Any
 
 from tagrpo.errors import InputError
 from tagrpo.modes import check_mode
-from tagrpo.rephrase.backends import BACKENDS, TransformersBackend
+from tagrpo.rephrase.backends import BACKENDS, TransformersBackend, official_api
 from tagrpo.rephrase.report import check_out_path
 from tagrpo.rephrase.templates import type_plan
 
@@ -91,8 +91,7 @@ class RephraseConfig:
         """Dollars per 1M (prompt, completion) tokens: the user's, else a known list price, else None."""
         if self.price_in is not None or self.price_out is not None:
             return (self.price_in or 0.0, self.price_out or 0.0)
-        official = self.base_url is None or "api.openai.com" in self.base_url
-        if self.backend == "openai" and official and self.model in KNOWN_PRICES:
+        if self.backend == "openai" and official_api(self.base_url) and self.model in KNOWN_PRICES:
             return KNOWN_PRICES[self.model]
         return None
 
