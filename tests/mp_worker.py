@@ -5,9 +5,12 @@ Each rank writes what it saw to ``<out>/rank<k>.json``; tests/test_multiprocess.
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
 import re
 import sys
+import weakref
 
 import torch
 from conftest import pool_rows
@@ -18,7 +21,21 @@ from tagrpo.core import pooled_advantages
 PROMPT = re.compile(r"Q(\d+) v(\d+):")
 
 
+GROUP = []  # a weak reference to the default process group, taken after training
+ALIVE = []  # the trainer, kept until exit as a script's global would be (the exit hook must not rely on its collection)
+
+
+def record_exit_state(out: str) -> None:
+    """Registered before the trainer exists, so it runs after the trainer's own exit hook (LIFO)."""
+    import torch.distributed as dist
+
+    state = {"initialized": dist.is_initialized(), "group_object_alive": GROUP[0]() is not None}
+    with open(f"{out}/rank{os.environ['RANK']}_exit.json", "w") as f:
+        json.dump(state, f)
+
+
 def main(model_dir: str, out: str) -> None:
+    atexit.register(record_exit_state, out)
     # 4 rows per micro-batch x 3 micro-batches = 12 rows per process, 24 per generation batch: three pools of 8,
     # the middle one split between the two processes.
     trainer = make_trainer(
@@ -41,6 +58,8 @@ def main(model_dir: str, out: str) -> None:
 
     trainer._compute_loss = loss_spy
     trainer.train()
+    GROUP.append(weakref.ref(torch.distributed.group.WORLD))
+    ALIVE.append(trainer)
     tok = trainer.processing_class
     rank = trainer.accelerator.process_index
     steps = []

@@ -40,6 +40,10 @@ def test_pools_whole_and_anchored_under_accelerate_launch(model_dirs, tmp_path):
     ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "terminate called" not in proc.stderr, proc.stderr[-4000:]
+    for k in (0, 1):  # the trainer's exit hook destroyed the process group, object and threads, before finalization
+        exit_state = json.loads((tmp_path / f"rank{k}_exit.json").read_text())
+        assert exit_state == {"initialized": False, "group_object_alive": False}
     ranks = [json.loads((tmp_path / f"rank{k}.json").read_text()) for k in (0, 1)]
     assert all(r["world"] == 2 for r in ranks)
     for step in range(2):

@@ -168,8 +168,26 @@ def test_pool_split_is_detected():
 
 
 def test_grpo_trainer_is_untouched_by_dataset_extras(model_dirs, tmp_path):
-    """The rows TA-GRPO trains on also train plain TRL (its reward sees the same columns)."""
-    trl_trainer(model_dirs["qwen3"], tmp_path, num_generations=4, max_completion_length=4).train()
+    """The rows TA-GRPO trains on also train plain TRL: it generates from q0 only, and its reward sees every
+    column of the row (``rephrasings`` and ``id`` included) beside the completions."""
+    seen = []
+
+    def recording_reward(completions, prompts, **kwargs):
+        seen.append((prompts, kwargs))
+        return hash_reward(completions)
+
+    trainer = trl_trainer(model_dirs["qwen3"], tmp_path, reward=recording_reward, num_generations=4,
+                          max_completion_length=4)
+    trainer.train()
+    assert trainer.state.global_step == 1 and len(seen) == 1
+    prompts, columns = seen[0]
+    assert len(prompts) == 16 and all(PROMPT.match(p).group(2) == "0" for p in prompts)  # q0 only
+    by_id = {r["id"]: r for r in pool_rows(num_questions=8)}
+    assert len(columns["id"]) == 16
+    for p, qid, answer, rephrasings in zip(
+        prompts, columns["id"], columns["answer"], columns["rephrasings"], strict=True
+    ):
+        assert (p, answer, rephrasings) == (by_id[qid]["prompt"], by_id[qid]["answer"], by_id[qid]["rephrasings"])
 
 
 def test_unscorable_rows_get_advantage_zero_and_are_counted(model_dirs, tmp_path):

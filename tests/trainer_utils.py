@@ -61,7 +61,7 @@ def spy(trainer, method, record):
     setattr(trainer, method, wrapped)
 
 
-def trl_trainer(model_dir, out, **overrides):
+def trl_trainer(model_dir, out, reward=hash_reward, **overrides):
     """TRL's own GRPOTrainer on the same tiny model and pool rows (8 questions), for comparisons."""
     from conftest import pool_rows
     from trl import GRPOConfig, GRPOTrainer
@@ -80,4 +80,4 @@ def trl_trainer(model_dir, out, **overrides):
     )
     base.update(overrides)
     rows = pool_rows(num_questions=8)
-    return GRPOTrainer(model_dir, [hash_reward], args=GRPOConfig(**base), train_dataset=Dataset.from_list(rows))
+    return GRPOTrainer(model_dir, [reward], args=GRPOConfig(**base), train_dataset=Dataset.from_list(rows))
