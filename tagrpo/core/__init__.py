@@ -10,6 +10,14 @@ from tagrpo.core.anchoring import (
     resolve_anchor,
     select_prompt_tokens,
 )
+from tagrpo.core.engine import (
+    ENGINE_CORRECTIONS,
+    IS_MODES,
+    engine_correction_plan,
+    engine_importance_ratio,
+    engine_ratio_metrics,
+    off_policy_mask_conditionals,
+)
 from tagrpo.core.loss import AGG_MODES, aggregate, clipped_surrogate, k3_kl
 from tagrpo.core.passk import pass_at_k
 from tagrpo.modes import check_mode
@@ -18,6 +26,8 @@ __all__ = [
     "AGG_MODES",
     "ANCHOR_ALIASES",
     "ANCHORS",
+    "ENGINE_CORRECTIONS",
+    "IS_MODES",
     "SCALES",
     "SCOPES",
     "AnchoredPrompts",
@@ -26,8 +36,12 @@ __all__ = [
     "check_mode",
     "clipped_surrogate",
     "engine_correction_allowed",
+    "engine_correction_plan",
+    "engine_importance_ratio",
+    "engine_ratio_metrics",
     "group_diagnostics",
     "k3_kl",
+    "off_policy_mask_conditionals",
     "pass_at_k",
     "pooled_advantages",
     "resolve_anchor",

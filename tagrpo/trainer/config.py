@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from trl import GRPOConfig
 
-from tagrpo.core import SCOPES, check_mode, resolve_anchor
+from tagrpo.core import ENGINE_CORRECTIONS, SCOPES, check_mode, off_policy_mask_conditionals, resolve_anchor
 from tagrpo.data import SHORT_RULES
 from tagrpo.errors import InputError
 
@@ -46,6 +46,14 @@ class TAGRPOConfig(GRPOConfig):
             "original (q0, the paper), none (the prompt that generated the row: v1 and the public code; alias "
             "generating) or "
             "behavior (current and reference on q0, old on the generating prompt)."
+        },
+    )
+    engine_correction: str = field(
+        default="auto",
+        metadata={
+            "help": "vLLM's importance-sampling correction, always on the generating prompt: auto (TRL's under "
+            "anchor none, from the behaviour log-probs under behavior, off under original), generating (also under "
+            "original, at one extra forward pass per step) or off."
         },
     )
     advantage_scope: str = field(
@@ -86,6 +94,14 @@ class TAGRPOConfig(GRPOConfig):
         super().__post_init__()
         self.anchor = resolve_anchor("anchor", self.anchor)
         check_mode("advantage_scope", self.advantage_scope, SCOPES)
+        check_mode("engine_correction", self.engine_correction, ENGINE_CORRECTIONS)
+        if self.off_policy_mask_threshold is not None and not off_policy_mask_conditionals(self.anchor, self.use_vllm):
+            raise InputError(
+                f"off_policy_mask_threshold compares the sampling log-probs (on the generating prompt"
+                f"{' under vLLM' if self.use_vllm else ''}) with the current ones (on q0 under "
+                f"anchor={self.anchor!r}): different conditionals; use anchor='none', or leave "
+                "off_policy_mask_threshold unset"
+            )
         self._read_old_names()
         check_mode("short_rephrasings", self.short_rephrasings, SHORT_RULES)
         check_mode("pool_mode", self.pool_mode, POOL_MODES)

@@ -10,8 +10,10 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
    ``tagrpo.core.select_prompt_tokens`` from ``anchor``; with ``anchor="behavior"`` the old log-probs are
    recomputed under the generating prompt.
 4. Advantages are recomputed from the rewards by ``tagrpo.core.pooled_advantages`` (pool or variant scope).
-5. An inference engine's importance-sampling correction is switched off unless ``anchor="none"``
-   (``tagrpo.core.engine_correction_allowed``).
+5. An inference engine's importance-sampling correction is computed on the generating prompt
+   (``tagrpo.core.engine``): TRL's own under ``anchor="none"``; under ``"behavior"`` recomputed from the
+   behaviour log-probs; under ``"original"`` off, or with ``engine_correction="generating"`` recomputed from one
+   extra forward pass on ``[q_n | o]``. TRL's ``sampling/*`` metrics then describe the ratio that is applied.
 6. Each step logs the pool and original-only diagnostics, the mean reward per variant, the rollouts spent,
    tokens/s and the share of unscorable rows (every reward NaN: advantage 0) to the console, ``report_to``
    and ``metrics.jsonl``.
@@ -21,6 +23,8 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
    not drawn before). Rows not generated get no loss and reward NaN.
 8. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen, the history mode's record of
    uniform q0 groups), restored on resume, so that ``tagrpo/rollouts``, tokens/s and the history continue.
+9. With several processes, at interpreter exit the trainer drops its distributed wrappers and destroys the
+   default process group (``tagrpo.trainer.shutdown``): left alive, gloo's threads can abort the process.
 
 What stays TRL's, said plainly: the loss is TRL's ``_compute_loss``. ``tagrpo.core.clipped_surrogate`` is the
 written-out objective, tested equal to it for every ``loss_type`` that ``TAGRPOConfig`` accepts (dapo, grpo, bnpo,
@@ -51,7 +55,9 @@ from trl import GRPOTrainer
 from trl.trainer.utils import pad
 
 from tagrpo.core import (
-    engine_correction_allowed,
+    engine_correction_plan,
+    engine_importance_ratio,
+    engine_ratio_metrics,
     group_diagnostics,
     pooled_advantages,
     select_prompt_tokens,
@@ -60,6 +66,7 @@ from tagrpo.core import (
 from tagrpo.trainer.adaptive import expansion_rows, history_choice, merge, phase_rows
 from tagrpo.trainer.config import TAGRPOConfig
 from tagrpo.trainer.metrics_log import MetricsLogger, RichProgress
+from tagrpo.trainer.shutdown import shutdown_distributed_at_exit
 
 logger = logging.getLogger(__name__)
 _CONSOLE = Console(stderr=True)
@@ -72,16 +79,12 @@ class TAGRPOTrainer(GRPOTrainer):
             raise TypeError(f"TAGRPOTrainer needs args=TAGRPOConfig(...), got {type(args).__name__}")
         _check_rephrasings(train_dataset, args.num_rephrasings)
         super().__init__(model, reward_funcs, args=args, train_dataset=train_dataset, **kwargs)
+        if self.accelerator.num_processes > 1:
+            shutdown_distributed_at_exit(self)  # a gloo group alive at exit can abort the process
         if self.tools or self.environment_factories is not None:
             raise NotImplementedError("TAGRPOTrainer does not support tools or environments yet")
         self.num_generations = args.pool_size  # TRL's group (sampler repeats, reward grouping) is the pool
-        if self.use_vllm and self.vllm_importance_sampling_correction and not engine_correction_allowed(args.anchor):
-            logger.warning(
-                "anchor=%r: the engine's importance-sampling correction is disabled (it is conditioned on the "
-                "generating prompt, the loss on q0)",
-                args.anchor,
-            )
-            self.vllm_importance_sampling_correction = False
+        self._configure_engine_correction()
         if args.pool_mode != "full" and (self.use_vllm or self.accelerator.num_processes > 1):
             raise NotImplementedError(f"pool_mode={args.pool_mode!r} runs on one process with transformers generation")
         self.q0_uniform: dict[str, bool] = {}  # pool_mode="history": question id -> q0 group uniform at last visit
@@ -98,6 +101,21 @@ class TAGRPOTrainer(GRPOTrainer):
             self.remove_callback(ProgressCallback)
             if not args.disable_tqdm:
                 self.add_callback(RichProgress(console=_CONSOLE))
+
+    def _configure_engine_correction(self) -> None:
+        """Decide who computes the engine's importance-sampling correction (``tagrpo.core.engine_correction_plan``)."""
+        cfg: TAGRPOConfig = self.args
+        wanted = self.use_vllm and self.vllm_importance_sampling_correction
+        self.engine_correction_plan = engine_correction_plan(cfg.anchor, cfg.engine_correction) if wanted else "off"
+        if wanted and self.engine_correction_plan == "off":
+            if cfg.engine_correction == "auto":
+                logger.warning(
+                    "anchor=%r: the engine's importance-sampling correction is disabled (the engine's log-probs are "
+                    "conditioned on the generating prompt, the loss on q0); engine_correction='generating' computes "
+                    "it on the generating prompt at one extra forward pass per step",
+                    cfg.anchor,
+                )
+            self.vllm_importance_sampling_correction = False
 
     # ---- step -------------------------------------------------------------------------------------------------
     def _generate_and_score_completions(self, inputs):
@@ -117,7 +135,9 @@ class TAGRPOTrainer(GRPOTrainer):
         finally:
             pending, self._pending = self._pending, None
         if cfg.anchor == "behavior":
-            output["old_per_token_logps"] = self._behavior_logps(output, pending["behavior"])
+            output["old_per_token_logps"] = self._logps_on(output, *pending["behavior"])
+        if self.engine_correction_plan == "generating":
+            output["importance_sampling_ratio"] = self._engine_ratio(output, pending)
         output["advantages"] = self._pooled_advantages(len(inputs), pending["generated"])
         if cfg.pool_mode == "history":
             self._remember_q0(keys[::pool])
@@ -144,6 +164,7 @@ class TAGRPOTrainer(GRPOTrainer):
             result = list(super()._generate(generating))
             self._pending["generated"] = torch.ones(len(generating), dtype=torch.bool)  # (R,)
         anchored = self._anchor(variants, variant_index)
+        self._pending["generating_ids"] = result[0]
         result[0] = _unpad(anchored.policy_ids, anchored.policy_mask)
         self._pending["behavior"] = (anchored.behavior_ids, anchored.behavior_mask)
         return tuple(result)
@@ -222,9 +243,33 @@ class TAGRPOTrainer(GRPOTrainer):
         shape = (len(variants), len(variants[0]), flat_ids.size(1))
         return select_prompt_tokens(flat_ids.view(shape), flat_mask.view(shape), variant_index, self.args.anchor)
 
-    def _behavior_logps(self, output, behavior):
+    def _engine_ratio(self, output, pending) -> torch.Tensor:
+        """The engine correction on the generating prompt: old log-probs on [q_n | o] against the engine's; replaces
+        TRL's, and the values TRL logged for it. (R, T), or (R, 1) in TRL's sequence modes."""
+        if self.args.anchor == "behavior":
+            old = output["old_per_token_logps"]  # (R, T) on q_n already
+        else:
+            rows = [torch.tensor(ids) for ids in pending["generating_ids"]]
+            ids = pad(rows, padding_value=self._tokenizer.pad_token_id, padding_side="left")  # (R, P)
+            mask = pad([torch.ones_like(t) for t in rows], padding_value=0, padding_side="left")  # (R, P)
+            old = self._logps_on(output, ids, mask)  # (R, T): the extra forward pass
+        sampling, completion_mask = output["sampling_per_token_logps"], output["completion_mask"]  # (R, T), (R, T)
+        ratio = engine_importance_ratio(
+            old, sampling, completion_mask, self.vllm_importance_sampling_mode,
+            self.vllm_importance_sampling_clip_min, self.vllm_importance_sampling_clip_max,
+        )
+        for key, (value, reduce) in engine_ratio_metrics(old, sampling, completion_mask, ratio).items():
+            gathered = self.accelerator.gather(value)  # (processes,)
+            series = self._metrics["train"][key]
+            if series:
+                series.pop()  # TRL's value, computed against the loss's conditional
+            series.append(getattr(gathered, reduce)().item())
+        return ratio
+
+    def _logps_on(self, output, ids, mask):
+        """(R, T) log-probs of the completions conditioned on the (R, P) prompt ``ids``, under no_grad."""
         device = self.accelerator.device
-        ids, mask = behavior[0].to(device), behavior[1].to(device)  # (R, P), (R, P)
+        ids, mask = ids.to(device), mask.to(device)  # (R, P), (R, P)
         completion_ids = output["completion_ids"]  # (R, T)
         completion_mask = output["completion_mask"]  # (R, T)
         with torch.no_grad():
