@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
-import os
 import platform
 import subprocess
 import sys
@@ -52,14 +51,9 @@ def run_once(tests: list[str], timeout: float, tail: int) -> dict:
 
 
 def machine() -> dict:
-    import torch
+    from tagrpo.toy.demo import machine as versions
 
-    return {
-        "cpus": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-    }
+    return {**versions(), "python": platform.python_version()}
 
 
 def write_report(label: str, report: dict) -> tuple[Path, Path]:

@@ -28,7 +28,7 @@ def _train_fields() -> argparse.ArgumentParser:
     absent from the result; the named modes list their valid values."""
     from transformers import HfArgumentParser
 
-    from tagrpo.core import ANCHOR_ALIASES, ANCHORS, SCOPES
+    from tagrpo.core import ANCHOR_ALIASES, ANCHORS, ENGINE_CORRECTIONS, SCOPES
     from tagrpo.data import SHORT_RULES
     from tagrpo.data.prompts import TEMPLATES
     from tagrpo.rewards import REWARDS
@@ -37,6 +37,7 @@ def _train_fields() -> argparse.ArgumentParser:
 
     modes = {"anchor": ANCHORS + tuple(ANCHOR_ALIASES), "advantage_scope": SCOPES, "short_rephrasings": SHORT_RULES,
              "scale_rewards": ("group", "none"), "pool_mode": POOL_MODES, "loss_type": LOSS_TYPES,
+             "engine_correction": ENGINE_CORRECTIONS,
              "template": tuple(TEMPLATES), "reward": tuple(REWARDS)}
     fields = HfArgumentParser((TrainJob, TAGRPOConfig), add_help=False)
     for group in fields._action_groups:

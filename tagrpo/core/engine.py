@@ -14,6 +14,8 @@ none          TRL's own (old on q_n)      the same
 behavior      on q_n, from the behaviour  the same
               log-probs (no extra pass)
 original      off (the loss is on q0)     on q_n: one extra forward pass on [q_n | o] for the old log-probs
+                                          (and TRL's old log-probs on q0, which it computes whenever a
+                                          correction is on)
 ============  ==========================  ==================================================================
 
 ``engine_correction="off"`` switches it off for every anchor; so does TRL's
