@@ -128,3 +128,24 @@ def test_unknown_engine_correction_lists_the_modes(tmp_path):
     with pytest.raises(ValueError, match="'auto', 'generating', 'off'"):
         TAGRPOConfig(output_dir=str(tmp_path), engine_correction="on", num_generations=2,
                      per_device_train_batch_size=8, use_cpu=True, report_to=[])
+
+
+def test_trl_names_the_engine_correction_relies_on():
+    """Contract with TRL 1.16: the names ``_engine_ratio`` reads, writes and replaces."""
+    import inspect
+
+    from trl import GRPOTrainer
+
+    from tagrpo.core import engine_ratio_metrics
+
+    produce = inspect.getsource(GRPOTrainer._generate_and_score_completions)
+    consume = inspect.getsource(GRPOTrainer._compute_loss)
+    assert 'output["sampling_per_token_logps"]' in produce and 'output["importance_sampling_ratio"]' in produce
+    assert 'inputs["importance_sampling_ratio"]' in consume
+    zeros = torch.zeros(1, 1)
+    for key in engine_ratio_metrics(zeros, zeros, torch.ones(1, 1), zeros):
+        assert f'"{key}"' in produce, key  # the series whose last value is replaced
+    init = inspect.getsource(GRPOTrainer.__init__)
+    for name in ("vllm_importance_sampling_mode", "vllm_importance_sampling_clip_min",
+                 "vllm_importance_sampling_clip_max", "_last_loaded_step"):
+        assert f"self.{name} =" in init, name
