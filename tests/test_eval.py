@@ -232,3 +232,18 @@ def test_greedy_sampling_repeats_one_decode(model_dirs):
     rows = generate_batch(model, tok, ["what is 1+1?", "hello"], n=3, temperature=0.0, max_new_tokens=5)
     assert [len(r) for r in rows] == [3, 3] and all(len(set(r)) == 1 for r in rows)
     assert all(0 < tokens <= 5 for r in rows for _, _, tokens in r)
+
+
+def test_sampling_leaves_the_callers_random_state_alone(model_dirs):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tagrpo.evaluation.sampling import sample_responses
+
+    tok = AutoTokenizer.from_pretrained(model_dirs["qwen3"])
+    model = AutoModelForCausalLM.from_pretrained(model_dirs["qwen3"])
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    first = sample_responses(model, tok, ["what is 1+1?"], n=3, max_new_tokens=5, seed=7, progress=False)
+    assert torch.equal(torch.get_rng_state(), before)  # no reseeding of the caller's run
+    torch.rand(5)  # the caller's state moves on; the sample does not depend on it
+    assert sample_responses(model, tok, ["what is 1+1?"], n=3, max_new_tokens=5, seed=7, progress=False) == first

@@ -200,3 +200,29 @@ def test_unscorable_rows_get_advantage_zero_and_are_counted(model_dirs, tmp_path
     assert [s["tagrpo/unscorable"] for s in steps if "tagrpo/unscorable" in s] == [0.25]
     advantages = list(trainer._logs["advantages"])
     assert all(a == 0.0 for a in advantages[::4])
+
+
+def test_evaluating_mid_run_leaves_the_trajectory_unchanged(model_dirs, tmp_path):
+    """A run that samples held-out responses after every step (as the demo's curve does) trains exactly as one
+    that does not: evaluation draws from its own seeded RNG state, not the run's."""
+    from transformers import TrainerCallback
+
+    from tagrpo.evaluation.sampling import sample_responses
+
+    class EvaluateEveryStep(TrainerCallback):
+        def on_step_end(self, args, state, control, model=None, processing_class=None, **kwargs):
+            sample_responses(model, processing_class, ["Q9 v0: what is 9+1?"], n=4, max_new_tokens=4, seed=5,
+                             progress=False)
+
+    def trajectory(out, callbacks):
+        trainer = make_trainer(model_dirs["qwen3"], pool_rows(), out, max_steps=3)
+        for callback in callbacks:
+            trainer.add_callback(callback)
+        trainer.train()
+        rewards = [h["reward"] for h in trainer.state.log_history if "reward" in h]
+        return rewards, torch.cat([p.detach().flatten() for p in trainer.model.parameters()])
+
+    plain_rewards, plain_params = trajectory(tmp_path / "plain", [])
+    eval_rewards, eval_params = trajectory(tmp_path / "eval", [EvaluateEveryStep()])
+    assert len(plain_rewards) == 3 and eval_rewards == plain_rewards
+    assert torch.equal(eval_params, plain_params)

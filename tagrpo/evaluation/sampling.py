@@ -59,14 +59,16 @@ def sample_responses(
     """``n`` sampled responses to each prompt, as a list (per prompt) of lists (per sample) of strings.
 
     Prompts are generated in batches of about ``batch_size`` rows (prompts x samples) by ``generate_batch``,
-    after one ``torch.manual_seed(seed)``; ``temperature=0`` decodes greedily.
+    after one ``torch.manual_seed(seed)`` inside a forked RNG state: the caller's random state (a training run
+    that evaluates mid-way) is the same afterwards. ``temperature=0`` decodes greedily.
     """
     was_training = model.training
     model.eval()
-    torch.manual_seed(seed)
     per_batch = max(1, batch_size // n)
     out: list[list[str]] = []
-    with Progress(transient=True, disable=not progress) as bar:
+    cuda_devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=cuda_devices), Progress(transient=True, disable=not progress) as bar:
+        torch.manual_seed(seed)
         task = bar.add_task(f"sampling {n} per prompt", total=len(prompts))
         for start in range(0, len(prompts), per_batch):
             chunk = list(prompts[start : start + per_batch])
