@@ -31,11 +31,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from rich.console import Console  # noqa: E402
 
+from tagrpo.evaluation.stats import interval, t_test  # noqa: E402
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
 from tagrpo.toy.demo import DemoConfig, machine, train_arm  # noqa: E402
 from tagrpo.toy.pretrain import resolve_base  # noqa: E402
 from tagrpo.toy.report import STYLE, label, pct  # noqa: E402
-from tagrpo.toy.verdicts import interval, metric, verdict  # noqa: E402
+from tagrpo.toy.verdicts import metric, verdict  # noqa: E402
 from tagrpo.toy.world import question_rows  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -89,10 +90,11 @@ def _analyse_design(results: list[dict], k_big: int, arm: str, matched: str) -> 
         gain = {a: [metric(r["runs"][a], key) - metric(r["runs"]["grpo"], key) for r in results]
                 for a in ("ta_grpo", arm)}
         full, adaptive = sum(gain["ta_grpo"]) / len(results), sum(gain[arm]) / len(results)
-        vs_matched = interval([metric(r["runs"][arm], key) - metric(r["runs"][matched], key) for r in results])
+        diffs = [metric(r["runs"][arm], key) - metric(r["runs"][matched], key) for r in results]
+        vs_matched = interval(diffs)
         out[key] = {"full_gain": interval(gain["ta_grpo"]), "adaptive_gain": interval(gain[arm]),
                     "retained": adaptive / full if full > 0 else None, "vs_matched": vs_matched,
-                    "vs_matched_verdict": verdict(vs_matched["lo"], vs_matched["hi"], "greater")}
+                    "vs_matched_verdict": verdict(vs_matched["mean"], t_test(diffs), "greater")}
     out["cost"] = interval([r["runs"][arm]["rollouts"] / r["runs"]["grpo"]["rollouts"] for r in results])
     walls = [r["runs"][arm]["wall_s"] / r["runs"][matched]["wall_s"] for r in results]
     out["wall_vs_matched"] = {"median": statistics.median(walls), "min": min(walls), "max": max(walls)}

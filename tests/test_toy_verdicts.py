@@ -6,34 +6,26 @@ import math
 
 import pytest
 
-from tagrpo.toy.verdicts import MARGIN, interval, judge, metric, requirements, verdict
-
-
-def test_interval_by_hand():
-    # values 1, 2, 3: mean 2, sd 1, n 3; t(0.975, 2) = 4.302653 -> half width 4.302653 / sqrt(3) = 2.484138.
-    ci = interval([1.0, 2.0, 3.0])
-    assert ci["mean"] == 2.0 and ci["n"] == 3
-    assert ci["lo"] == pytest.approx(2.0 - 2.484138, abs=1e-6) and ci["hi"] == pytest.approx(2.0 + 2.484138, abs=1e-6)
-    one = interval([0.5])
-    assert one["mean"] == 0.5 and math.isnan(one["lo"]) and math.isnan(one["hi"])
+from tagrpo.toy.verdicts import ALPHA, MARGIN, judge, metric, requirements, verdict
 
 
 @pytest.mark.parametrize(
-    ("lo", "hi", "kind", "expected"),
+    ("mean", "p", "kind", "expected"),
     [
-        (0.01, 0.05, "greater", "reproduced"),
-        (-0.05, -0.01, "greater", "refuted"),
-        (-0.01, 0.05, "greater", "inconclusive"),
-        (-0.05, -0.01, "less", "reproduced"),
-        (0.01, 0.05, "less", "refuted"),
-        (-MARGIN + 0.001, 0.05, "matches", "reproduced"),  # within the non-inferiority margin
-        (-0.1, -MARGIN - 0.001, "matches", "refuted"),  # worse by more than the margin
-        (-0.05, 0.01, "matches", "inconclusive"),
-        (math.nan, math.nan, "greater", "inconclusive"),  # one seed never decides
+        (0.03, 0.01, "greater", "reproduced"),
+        (-0.03, 0.01, "greater", "refuted"),
+        (0.03, 0.20, "greater", "inconclusive"),
+        (0.03, ALPHA, "greater", "inconclusive"),  # p must be below alpha
+        (-0.03, 0.01, "less", "reproduced"),
+        (0.03, 0.01, "less", "refuted"),
+        (-MARGIN + 0.001, 0.01, "matches", "reproduced"),  # p tested against -MARGIN: within the margin
+        (-MARGIN - 0.001, 0.01, "matches", "refuted"),  # worse by more than the margin
+        (0.0, 0.30, "matches", "inconclusive"),
+        (0.1, math.nan, "greater", "inconclusive"),  # one seed never decides
     ],
 )
-def test_verdict_rules(lo, hi, kind, expected):
-    assert verdict(lo, hi, kind) == expected
+def test_verdict_rules(mean, p, kind, expected):
+    assert verdict(mean, p, kind) == expected
 
 
 def test_verdict_rejects_an_unknown_kind():
@@ -73,9 +65,43 @@ def test_judge_pairs_by_seed():
     assert p1["mean"] == pytest.approx(0.10) and p1["hi"] - p1["mean"] == pytest.approx(4.302653 * 0.02 / 3**0.5)
     assert p1["verdict"] == "reproduced" and rows[("pass@16", "grpo")]["verdict"] == "refuted"
     assert all(r["arm"] in ("grpo", "ta_grpo") for r in judge(results, 16))  # claims on absent arms are skipped
-    req = {r["text"].split(":")[0]: r for r in requirements(results)}
+    # t = 0.10 / (0.02 / sqrt(3)) = sqrt(75); df 2: p = 1 - t / sqrt(t^2 + 2) (exploratory: not adjusted)
+    assert p1["family"] == "exploratory" and p1["p"] == pytest.approx(1 - (75 / 77) ** 0.5)
+    req = {r["text"].split(" (")[0]: r for r in requirements(results)}
     gain = req["GRPO raises held-out pass@1 over the base by >= +0.10"]
-    assert gain["mean"] == pytest.approx((0.10 + 0.30 + 0.0) / 3) and gain["status"] == "met"
+    # gains 0.10, 0.30, 0.00: mean 0.1333 >= 0.10, but the lower bound (sd 0.15275) is -0.2461: not met
+    assert gain["mean"] == pytest.approx((0.10 + 0.30 + 0.0) / 3) and gain["status"] == "not met"
+    assert gain["lo"] == pytest.approx(0.13333 - 4.302653 * 0.152753 / 3**0.5, abs=1e-4)
+
+
+def test_primary_family_is_holm_corrected():
+    # TA-GRPO minus: equal-sampling +0.10, +0.12, +0.08 (p 0.0131), GRPO-long +0.05, +0.15, +0.10 (p 0.0742),
+    # the control 0.00, +0.02, -0.02 (p 1), at pass@1 and pass@16 alike: six primary p-values.
+    # Holm: 6 x 0.0131 = 0.078, then 0.078, 4 x 0.0742 = 0.297, 0.297, 1, 1: no primary claim survives.
+    results = []
+    for s, (d_eq, d_long, d_ctrl) in enumerate([(0.10, 0.05, 0.0), (0.12, 0.15, 0.02), (0.08, 0.10, -0.02)]):
+        t = 0.5 + 0.01 * s
+        runs = {"ta_grpo": _run(t, t), "equal_sampling": _run(t - d_eq, t - d_eq),
+                "grpo_long": _run(t - d_long, t - d_long), "ta_grpo_control": _run(t - d_ctrl, t - d_ctrl)}
+        results.append({"runs": runs})
+    rows = {(r["metric"], r["ref"]): r for r in judge(results, 16)}
+    eq = rows[("pass@1", "equal_sampling")]
+    assert eq["family"] == "primary" and eq["p"] == pytest.approx(1 - (75 / 77) ** 0.5)
+    assert eq["p_holm"] == pytest.approx(6 * (1 - (75 / 77) ** 0.5)) and eq["verdict"] == "inconclusive"
+    long = rows[("pass@16", "grpo_long")]
+    assert long["p_holm"] == pytest.approx(4 * (1 - (12 / 14) ** 0.5)) and long["verdict"] == "inconclusive"
+    assert rows[("pass@1", "ta_grpo_control")]["p_holm"] == 1.0
+    assert {r["family"] for r in rows.values()} == {"primary"}
+
+
+def test_control_equivalence_by_tost():
+    # renamed - spelled: 0.00, +0.01, -0.01: TOST within 0.02 has p = sf(sqrt(12), 2) = 0.037: met
+    results = [{"runs": {"base": _run(0.4, 0.8)}, "premise": {"symbolic": 0.9, "spelled": 0.4, "renamed": 0.4 + d}}
+               for d in (0.0, 0.01, -0.01)]
+    control = [r for r in requirements(results) if r["text"].startswith("base pass@1: renamed")][0]
+    assert control["p_tost"] == pytest.approx((1 - (12 / 14) ** 0.5) / 2) and control["status"] == "met"
+    gap = [r for r in requirements(results) if r["text"].startswith("base pass@1: symbolic")][0]
+    assert gap["status"] == "met" and gap["lo"] == pytest.approx(0.5)  # no spread: the interval is the mean
 
 
 def test_question_interval_by_hand_is_clipped_to_the_range():

@@ -2,24 +2,30 @@
 
 A result is one seed's ``run_demo`` output; two arms of one seed share the base, the training questions, the
 held-out questions and the sampling seed, so a claim is judged on the per-seed differences ``d_s = x_arm - x_ref``:
-their mean, and the 95% interval ``mean ± t(0.975, n-1) * sd / sqrt(n)`` (Student's t over n seeds).
+their mean, the 95% Student-t interval, and the two-sided t-test p-value against the claim's null (0, or
+``-MARGIN`` for "matches"), from ``tagrpo.evaluation.stats``.
 
-- ``greater``: reproduced when the interval lies above 0, refuted when it lies below 0, else inconclusive;
-- ``less``: the mirror image;
-- ``matches`` (non-inferiority within ``MARGIN``): reproduced when the interval lies above ``-MARGIN``, refuted
-  when it lies below ``-MARGIN``, else inconclusive.
+- Primary claims (declared here, before any run: TA-GRPO against equal-sampling GRPO, GRPO-long and the
+  renaming-only control, at pass@1 and pass@k_max) are one family: their p-values are Holm-adjusted. Every other
+  claim is exploratory and judged on its own p-value, and says so.
+- ``greater``: reproduced when the (adjusted) p is below ``ALPHA`` and the mean is above 0, refuted when it is
+  below ``ALPHA`` and the mean below 0, else inconclusive; ``less``: the mirror image;
+- ``matches`` (non-inferiority within ``MARGIN``): the same against ``-MARGIN``.
 
-One seed gives no interval, so every verdict of a single seed is inconclusive: the demo never claims one.
+The testbed's conditions: a "≥" condition is met when the interval's lower bound reaches it; "about 0" is an
+equivalence test (TOST within ``MARGIN``). One seed gives no interval: every verdict of a single seed is
+inconclusive, and the demo never claims one.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import mean, stdev
+from statistics import mean
 
-from scipy.stats import t as student_t
+from tagrpo.evaluation.stats import equivalence, holm, interval, t_test
 
+ALPHA = 0.05
 MARGIN = 0.02  # non-inferiority margin of the "matches" claims, absolute (2 percentage points)
 GAIN_TARGET = 0.10  # GRPO's required pass@1 gain over the base model
 
@@ -60,26 +66,18 @@ def zero_advantage_key(run: dict) -> str:
     return "tagrpo/pool/zero_std" if run.get("advantage_scope", "pool") == "pool" else "tagrpo/variant/zero_std"
 
 
-def interval(values: list[float]) -> dict:
-    """Mean and Student-t 95% interval of ``values`` (NaN bounds for fewer than two)."""
-    n = len(values)
-    m = mean(values) if values else math.nan
-    if n < 2:
-        return {"mean": m, "lo": math.nan, "hi": math.nan, "n": n}
-    half = student_t.ppf(0.975, n - 1) * stdev(values) / math.sqrt(n)
-    return {"mean": m, "lo": m - half, "hi": m + half, "n": n}
-
-
-def verdict(lo: float, hi: float, kind: str) -> str:
-    if math.isnan(lo) or math.isnan(hi):
+def verdict(mean_diff: float, p: float, kind: str) -> str:
+    """The verdict of a claim from its mean difference and its (adjusted) p-value against the claim's null."""
+    if kind not in ("greater", "less", "matches"):
+        raise ValueError(f"kind={kind!r} is not valid; expected one of: 'greater', 'less', 'matches'")
+    if math.isnan(p) or p >= ALPHA:
         return "inconclusive"
-    if kind == "greater":
-        return "reproduced" if lo > 0 else "refuted" if hi < 0 else "inconclusive"
-    if kind == "less":
-        return "reproduced" if hi < 0 else "refuted" if lo > 0 else "inconclusive"
-    if kind == "matches":
-        return "reproduced" if lo > -MARGIN else "refuted" if hi < -MARGIN else "inconclusive"
-    raise ValueError(f"kind={kind!r} is not valid; expected one of: 'greater', 'less', 'matches'")
+    above = mean_diff > (-MARGIN if kind == "matches" else 0.0)
+    return "reproduced" if above == (kind != "less") else "refuted"
+
+
+def null_of(kind: str) -> float:
+    return -MARGIN if kind == "matches" else 0.0
 
 
 @dataclass(frozen=True)
@@ -90,14 +88,17 @@ class Claim:
     arm: str
     ref: str | None  # None: the arm's own value is tested against 0
     kind: str = "greater"
+    primary: bool = False  # one of the pre-registered, Holm-corrected family
 
 
 def claims(k_max: int) -> list[Claim]:
     """The paper's claims as testable comparisons; ``k_max`` is the largest k evaluated (16 by default)."""
     keys = (pass_key(1), pass_key(k_max))
     out = [Claim(1, f"TA-GRPO beats GRPO in {key}", key, "ta_grpo", "grpo") for key in keys]
-    out += [Claim(2, f"TA-GRPO beats {label} in {key} (same rollouts)", key, "ta_grpo", arm)
+    out += [Claim(2, f"TA-GRPO beats {label} in {key} (same rollouts)", key, "ta_grpo", arm, primary=True)
             for arm, label in (("equal_sampling", "equal-sampling GRPO"), ("grpo_long", "GRPO-long")) for key in keys]
+    out += [Claim(7, f"TA-GRPO beats its renaming-only control in {key} (same rollouts)", key, "ta_grpo",
+                  "ta_grpo_control", primary=True) for key in keys]
     out += [Claim(3, f"{what} gains over {over} in {key}", key, arm, ref)
             for what, over, arm, ref in (("augmentation alone", "GRPO", "augmentation", "grpo"),
                                          ("pooling", "augmentation alone", "pooled_no_anchor", "augmentation"),
@@ -130,34 +131,40 @@ def paired(results: list[dict], name: str, arm: str, ref: str | None) -> list[fl
 
 
 def judge(results: list[dict], k_max: int) -> list[dict]:
-    """Every claim whose arms were run: the paired differences, their interval and the verdict."""
+    """Every claim whose arms were run: the paired differences, their interval, p-values (Holm-adjusted within
+    the primary family) and the verdict."""
     arms = set(results[0]["runs"])
     rows = []
     for c in claims(k_max):
         if c.arm not in arms or (c.ref and c.ref not in arms):
             continue
         values = paired(results, c.metric, c.arm, c.ref)
-        ci = interval(values)
-        rows.append({**c.__dict__, **ci, "values": values, "verdict": verdict(ci["lo"], ci["hi"], c.kind)})
+        rows.append({**c.__dict__, **interval(values), "values": values, "p": t_test(values, null_of(c.kind)),
+                     "family": "primary" if c.primary else "exploratory"})
+    primary = [r for r in rows if r["primary"]]
+    for r, adjusted in zip(primary, holm([r["p"] for r in primary]), strict=True):
+        r["p_holm"] = adjusted
+    for r in rows:
+        r["verdict"] = verdict(r["mean"], r.get("p_holm", r["p"]), r["kind"])
     return rows
 
 
 def requirements(results: list[dict]) -> list[dict]:
-    """The testbed's own conditions: GRPO's pass@1 gain over the base, and the premise (q0 hard, symbolic easy,
-    the renaming control as hard as q0), each with its interval over seeds."""
+    """The testbed's own conditions, each with its interval over seeds: GRPO's pass@1 gain over the base (met when
+    the interval's lower bound reaches ``GAIN_TARGET``), the premise that q0 is hard and the symbolic form easy
+    (lower bound >= 0.3), and the renaming control as hard as q0 (equivalence within ``MARGIN``, TOST)."""
     out = []
     if "grpo" in results[0]["runs"]:
         ci = interval(paired(results, pass_key(1), "grpo", "base"))
-        ok = ci["mean"] >= GAIN_TARGET
-        out.append({"text": f"GRPO raises held-out pass@1 over the base by >= {GAIN_TARGET:+.2f}", **ci,
-                    "status": "met" if ok else "not met"})
+        out.append({"text": f"GRPO raises held-out pass@1 over the base by >= {GAIN_TARGET:+.2f} (lower bound)", **ci,
+                    "status": "met" if ci["lo"] >= GAIN_TARGET else "not met"})
     premises = [r["premise"] for r in results if r.get("premise")]
     if premises:
         gap = interval([p["symbolic"] - p["spelled"] for p in premises])
-        out.append({"text": "base pass@1: symbolic rephrasing minus q0's spelled form (premise: large)", **gap,
-                    "status": "met" if gap["mean"] >= 0.3 else "not met"})
-        ctrl = interval([p["renamed"] - p["spelled"] for p in premises])
-        same = not (ctrl["lo"] > MARGIN or ctrl["hi"] < -MARGIN) if ctrl["n"] > 1 else abs(ctrl["mean"]) < 0.05
-        out.append({"text": "base pass@1: renamed control minus q0 (premise: about 0)", **ctrl,
-                    "status": "met" if same else "not met"})
+        out.append({"text": "base pass@1: symbolic rephrasing minus q0's spelled form (premise: >= 0.30, lower bound)",
+                    **gap, "status": "met" if gap["lo"] >= 0.3 else "not met"})
+        diffs = [p["renamed"] - p["spelled"] for p in premises]
+        tost = equivalence(diffs, MARGIN)
+        out.append({"text": f"base pass@1: renamed control minus q0 (premise: within ±{MARGIN:.2f}, TOST)",
+                    **interval(diffs), "p_tost": tost["p"], "status": "met" if tost["p"] < ALPHA else "not met"})
     return out
