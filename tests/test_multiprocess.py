@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,14 @@ import pytest
 HERE = Path(__file__).parent
 
 
+def free_port() -> int:
+    """A TCP port free on this machine now: two launches side by side (a stress run beside CI, say) must not both
+    take torchrun's default 29500."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 @pytest.mark.slow
 def test_pools_whole_and_anchored_under_accelerate_launch(model_dirs, tmp_path):
     env = {**os.environ, "PYTHONPATH": f"{HERE}:{HERE.parent}", "OMP_NUM_THREADS": "1"}
@@ -25,6 +34,8 @@ def test_pools_whole_and_anchored_under_accelerate_launch(model_dirs, tmp_path):
         sys.executable,
         "-m",
         "accelerate.commands.launch",
+        "--main_process_port",
+        str(free_port()),
         "--multi_gpu",
         "--num_processes",
         "2",
