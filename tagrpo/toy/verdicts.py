@@ -5,8 +5,9 @@ held-out questions and the sampling seed, so a claim is judged on the per-seed d
 their mean, the 95% Student-t interval, and the two-sided t-test p-value against the claim's null (0, or
 ``-MARGIN`` for "matches"), from ``tagrpo.evaluation.stats``.
 
-- Primary claims (declared here, before any run: TA-GRPO against equal-sampling GRPO, GRPO-long and the
-  renaming-only control, at pass@1 and pass@k_max) are one family: their p-values are Holm-adjusted. Every other
+- Primary claims (declared here: TA-GRPO against equal-sampling GRPO, GRPO-long and the renaming-only control,
+  at pass@1 and pass@k_max; written after the first five-seed runs had been seen, so post hoc for those and
+  pre-registered for later ones) are one family: their p-values are Holm-adjusted. Every other
   claim is exploratory and judged on its own p-value, and says so.
 - ``greater``: reproduced when the (adjusted) p is below ``ALPHA`` and the mean is above 0, refuted when it is
   below ``ALPHA`` and the mean below 0, else inconclusive; ``less``: the mirror image;
@@ -24,8 +25,10 @@ from dataclasses import dataclass
 from statistics import mean
 
 from tagrpo.evaluation.stats import equivalence, holm, interval, t_test
+from tagrpo.modes import check_mode
 
 ALPHA = 0.05
+KINDS = ("greater", "less", "matches")
 MARGIN = 0.02  # non-inferiority margin of the "matches" claims, absolute (2 percentage points)
 GAIN_TARGET = 0.10  # GRPO's required pass@1 gain over the base model
 
@@ -68,11 +71,10 @@ def zero_advantage_key(run: dict) -> str:
 
 def verdict(mean_diff: float, p: float, kind: str) -> str:
     """The verdict of a claim from its mean difference and its (adjusted) p-value against the claim's null."""
-    if kind not in ("greater", "less", "matches"):
-        raise ValueError(f"kind={kind!r} is not valid; expected one of: 'greater', 'less', 'matches'")
+    check_mode("kind", kind, KINDS)
     if math.isnan(p) or p >= ALPHA:
         return "inconclusive"
-    above = mean_diff > (-MARGIN if kind == "matches" else 0.0)
+    above = mean_diff > null_of(kind)
     return "reproduced" if above == (kind != "less") else "refuted"
 
 
@@ -88,7 +90,7 @@ class Claim:
     arm: str
     ref: str | None  # None: the arm's own value is tested against 0
     kind: str = "greater"
-    primary: bool = False  # one of the pre-registered, Holm-corrected family
+    primary: bool = False  # one of the declared, Holm-corrected family
 
 
 def claims(k_max: int) -> list[Claim]:

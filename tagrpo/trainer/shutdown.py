@@ -7,8 +7,8 @@ collective after the waiting thread has moved on; when that collective's tensors
 last all-gather, say), its destructor takes the GIL to drop them. If the main thread has entered
 ``Py_FinalizeEx`` by then, taking the GIL ends the worker thread with ``pthread_exit``, whose unwinding through
 that ``noexcept`` destructor calls ``std::terminate``: "terminate called without an active exception", SIGABRT,
-and the launcher kills the other ranks. The later the worker thread runs, the likelier: with both cores busy it
-hit about one run in twenty.
+and the launcher kills the other ranks. The later the worker thread runs, the likelier: issue 17 saw it in 2 of
+23 CI runs.
 
 ``destroy_process_group()`` alone does not help: gloo has no ``shutdown()``, so its threads live as long as the
 ``ProcessGroupGloo`` object, which DDP's wrapper and reducer keep alive (measured: the group outlived
