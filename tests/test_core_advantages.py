@@ -221,6 +221,8 @@ def test_group_diagnostics_hand_worked():
         "variant/zero_std": 0.75,
         "rescued": 0.25,
         "rescued_of_uniform": 1 / 3,
+        "rescued/from_zero": 0.25,  # q2's original is all wrong
+        "rescued/from_one": 0.0,
         "reward/variant_0": 0.375,
         "reward/variant_1": 0.625,
     }
@@ -248,6 +250,8 @@ def test_group_diagnostics_nan():
         "variant/zero_std": 1.0,
         "rescued": 0.5,
         "rescued_of_uniform": 0.5,
+        "rescued/from_zero": 0.0,
+        "rescued/from_one": 0.5,  # q1's one valid original reward is right
         "reward/variant_0": 0.5,
         "reward/variant_1": 0.0,
     }
@@ -286,6 +290,8 @@ def test_group_diagnostics_non_binary_uniform_and_all_nan():
             "variant/zero_std": 5 / 6,
             "rescued": 1 / 3,
             "rescued_of_uniform": 1 / 3,
+            "rescued/from_zero": 0.0,  # q2's original is uniform at 0.5: rescued, in neither half of the split
+            "rescued/from_one": 0.0,
             "reward/variant_0": 0.5,
             "reward/variant_1": 0.625,
         },

@@ -136,12 +136,12 @@ def test_world_tokenizer_makes_words_single_tokens_and_round_trips():
 def test_shipped_base_matches_the_default_recipe_and_holds_the_premise(tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.toy.demo import premise
+    from tagrpo.toy.demo import DemoConfig, premise
 
     assert resolve_base(None, str(tmp_path / "unused")) == str(SHIPPED)  # the marker matches PretrainConfig()
     assert not (tmp_path / "unused").exists()
     model, tok = AutoModelForCausalLM.from_pretrained(SHIPPED), AutoTokenizer.from_pretrained(SHIPPED)
-    acc = premise(model, tok, seed=0, max_new_tokens=28)
+    acc = premise(model, tok, DemoConfig(seed=0))  # the basic world, 28 tokens
     # q0's spelled form is hard, its symbolic rephrasing easy; renaming keeps the difficulty (64 questions x 8).
     assert acc["symbolic"] - acc["spelled"] > 0.25 and abs(acc["renamed"] - acc["spelled"]) < 0.1
 

@@ -82,6 +82,8 @@ def group_diagnostics(rewards: torch.Tensor) -> dict[str, float]:
         rewards equal, what per-variant normalisation sees;
         ``rescued``: share of questions whose original sub-group is uniform but whose pool is mixed;
         ``rescued_of_uniform``: the same count divided by the number of uniform original sub-groups;
+        ``rescued/from_zero``, ``rescued/from_one``: shares of questions rescued from an all-wrong, or from an
+        all-right, original sub-group (the rescue split; together ``rescued`` for 0/1 rewards);
         ``reward/variant_{n}``: mean valid reward of variant n (0 = original).
     """
     if rewards.dim() != 3:
@@ -102,12 +104,15 @@ def group_diagnostics(rewards: torch.Tensor) -> dict[str, float]:
         out[f"{name}/all_one"] = all_one.float().mean().item()
         out[f"{name}/zero_std"] = uni.float().mean().item()
         uniform[name] = uni
+        uniform[f"{name}/all_zero"], uniform[f"{name}/all_one"] = all_zero, all_one
     _, _, _, per_variant = _group_stats(rewards.reshape(b * v, g))  # (B*(N+1), 1)
     out["variant/zero_std"] = per_variant.float().mean().item()
     rescued = uniform["original"] & ~uniform["pool"]  # (B,)
     out["rescued"] = rescued.float().mean().item()
     n_uniform = int(uniform["original"].sum())
     out["rescued_of_uniform"] = float(rescued.sum()) / n_uniform if n_uniform else 0.0
+    out["rescued/from_zero"] = (rescued & uniform["original/all_zero"]).float().mean().item()
+    out["rescued/from_one"] = (rescued & uniform["original/all_one"]).float().mean().item()
     variant_means = torch.nanmean(rewards.transpose(0, 1).reshape(v, b * g), dim=-1)  # (N+1,)
     for n in range(v):
         out[f"reward/variant_{n}"] = variant_means[n].item()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import random
 import time
 from dataclasses import asdict, dataclass
 
@@ -31,8 +30,7 @@ from tagrpo.evaluation import correct_counts, lexical_diversity, pass_at_k_curve
 from tagrpo.modes import check_mode
 from tagrpo.rewards import is_correct
 from tagrpo.toy.arms import ARMS, arm_settings
-from tagrpo.toy.pretrain import resolve_base
-from tagrpo.toy.world import FORMS, question_rows, render, rephrase, sample_problem
+from tagrpo.toy.worlds import MAX_COMPLETION, WORLDS, premise_prompts, question_rows, resolve_world_base
 
 DEMO_ARMS = ("grpo", "augmentation", "equal_sampling", "ta_grpo")
 PRESETS = {
@@ -59,6 +57,9 @@ STEP_KEYS = (
     "tagrpo/variant/zero_std",
     "tagrpo/rescued",
     "tagrpo/expanded",
+    "tagrpo/rescued/from_zero",
+    "tagrpo/rescued/from_one",
+    "clip_ratio/region_mean",
 )
 
 
@@ -68,6 +69,8 @@ class DemoConfig:
 
     output_dir: str = helped("outputs/demo", "where metrics.json, report.md, the plots and the runs go")
     base_dir: str | None = helped(None, "the base model (default: the shipped checkpoint, tagrpo/toy/checkpoint)")
+    world: str = helped("basic", f"the embedded world: {' or '.join(WORLDS)} (tagrpo.toy.worlds)")
+    hard_share: float = helped(0.6, "regime world: share of questions with a tens word the base never read")
     preset: str = helped("default", "default (the five-seed benchmark's settings) or quick (a smoke test)")
     seed: int = helped(0, "fixes the training and held-out questions and all sampling; arms of a seed are paired")
     arms: str = helped(",".join(DEMO_ARMS), f"comma-separated arms of tagrpo.toy.arms: {', '.join(ARMS)}")
@@ -80,10 +83,14 @@ class DemoConfig:
     num_rephrasings: int = helped(3, "N, rephrasings per question")
     num_generations: int = helped(4, "G, samples per prompt")
     learning_rate: float = helped(3e-5, "one learning rate for every arm (chosen by the benchmark's sweep)")
-    max_completion_length: int = helped(28, "tokens per completion (a solution takes at most 21)")
+    num_iterations: int = helped(1, "optimizer steps per generation batch (2+: the importance ratio and clip act)")
+    max_completion_length: int | None = helped(None, "tokens per completion (default: 28 basic, 36 regime)")
 
     def __post_init__(self):
         check_mode("preset", self.preset, tuple(PRESETS))
+        check_mode("world", self.world, WORLDS)
+        if self.max_completion_length is None:
+            self.max_completion_length = MAX_COMPLETION[self.world]
         for key, value in PRESETS[self.preset].items():
             if getattr(self, key) is None:
                 setattr(self, key, value)
@@ -132,15 +139,13 @@ class HeldOutCurve(TrainerCallback):
             self.points.append({**point, **self.measure(model, processing_class)})
 
 
-def premise(model, tokenizer, seed: int, max_new_tokens: int) -> dict:
+def premise(model, tokenizer, cfg: DemoConfig) -> dict:
     """The base model's pass@1 on held-out problems in every form, and in the control's renamed q0."""
-    rng = random.Random(3000 + seed)
-    problems = [sample_problem(rng, "test") for _ in range(PREMISE_QUESTIONS)]
-    prompts = {form: [render(p, form) for p in problems] for form in FORMS}
-    prompts["renamed"] = [rephrase(p, 1, "control")[0] for p in problems]
+    answers, prompts = premise_prompts(cfg.world, PREMISE_QUESTIONS, 3000 + cfg.seed, cfg.hard_share)
+    seed, max_new_tokens = cfg.seed, cfg.max_completion_length
     out = {}
     for form, texts in prompts.items():
-        rows = [{"prompt": t, "answer": str(p.answer)} for t, p in zip(texts, problems, strict=True)]
+        rows = [{"prompt": t, "answer": a} for t, a in zip(texts, answers, strict=True)]
         out[form] = evaluate(model, tokenizer, rows, PREMISE_SAMPLES, max_new_tokens, seed)["pass_at_k"]["1"]
     return out
 
@@ -158,7 +163,8 @@ def _trainer_config(cfg: DemoConfig, s: dict, run_dir: str, pool: int):
         pool_mode=s["pool_mode"],
         per_device_train_batch_size=cfg.questions_per_step * pool,
         max_completion_length=cfg.max_completion_length,
-        max_steps=s["max_steps"],
+        max_steps=s["max_steps"] * cfg.num_iterations,  # the same rollouts for any num_iterations
+        num_iterations=cfg.num_iterations,
         learning_rate=cfg.learning_rate,
         lr_scheduler_type="constant",
         logging_steps=1,
@@ -182,7 +188,7 @@ def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], conso
     run_dir = os.path.join(cfg.output_dir, "runs", name)
     os.makedirs(run_dir, exist_ok=True)
     rows = question_rows(
-        s["train_questions"], seed=1000 + cfg.seed, num_rephrasings=cfg.num_rephrasings, plan=s["plan"]
+        cfg.world, s["train_questions"], 1000 + cfg.seed, cfg.num_rephrasings, s["plan"], hard_share=cfg.hard_share
     )
     data = write_jsonl(os.path.join(run_dir, "train.jsonl"), rows)
     metrics_path = os.path.join(run_dir, "metrics.jsonl")
@@ -196,7 +202,7 @@ def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], conso
     if s["num_rephrasings"]:
         what = f"N={s['num_rephrasings']} ({s['plan']}), scope={s['advantage_scope']}, anchor={s['anchor']}, "
     console.print(
-        f"[bold]{ARMS[name].label}[/bold]: {what}G={s['num_generations']}, {s['max_steps']} steps x "
+        f"[bold]{ARMS[name].label}[/bold]: {what}G={s['num_generations']}, {s['max_steps']} generations x "
         f"{cfg.questions_per_step} of {s['train_questions']} questions"
     )
     start = time.perf_counter()
@@ -212,6 +218,7 @@ def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], conso
         "arm": name,
         **s,
         "rollouts": trainer.rollouts,
+        "optimizer_updates": trainer.state.global_step,
         "completion_tokens": round(sum(st["completions/mean_length"] * rows_per_step for st in steps)),
         "wall_s": wall,
         "steps": steps,
@@ -230,14 +237,15 @@ def run_demo(cfg: DemoConfig, console: Console | None = None) -> dict:
     transformers.utils.logging.disable_progress_bar()
     logging.getLogger("tagrpo.trainer.run").setLevel(logging.WARNING)  # the rephrasing counts of every arm
     os.makedirs(cfg.output_dir, exist_ok=True)
-    base = resolve_base(cfg.base_dir, os.path.join(cfg.output_dir, "base"), console)
-    held_out = question_rows(cfg.eval_questions, seed=2000 + cfg.seed, num_rephrasings=0, split="test")
+    fallback = os.path.join(cfg.output_dir, "base" if cfg.world == "basic" else "base_regime")
+    base = resolve_world_base(cfg.world, cfg.base_dir, fallback, console)
+    held_out = question_rows(cfg.world, cfg.eval_questions, 2000 + cfg.seed, 0, split="test", hard_share=cfg.hard_share)
     tokenizer = AutoTokenizer.from_pretrained(base)
     base_model = AutoModelForCausalLM.from_pretrained(base)
     console.print(f"evaluating the base model on {cfg.eval_questions} held-out questions x {cfg.eval_samples} samples")
     base_eval = evaluate(base_model, tokenizer, held_out, cfg.eval_samples, cfg.max_completion_length, cfg.seed)
     base_curve = HeldOutCurve(held_out, set(), cfg.max_completion_length, cfg.seed).measure(base_model, tokenizer)
-    base_premise = premise(base_model, tokenizer, cfg.seed, cfg.max_completion_length)
+    base_premise = premise(base_model, tokenizer, cfg)
     runs = {"base": {"arm": "base", "rollouts": 0, "completion_tokens": 0, **base_eval}}
     for name in cfg.arm_list:
         console.rule(f"[bold]{name}")

@@ -98,18 +98,18 @@ def pretrain(model, tokenizer, pairs, steps: int, batch_size: int = 96, lr: floa
     return losses
 
 
-def _settings(cfg: PretrainConfig) -> dict:
+def _settings(cfg, recipe: int = RECIPE) -> dict:
     settings = asdict(cfg)
     settings.pop("output_dir")
-    return {**settings, "recipe": RECIPE}
+    return {**settings, "recipe": recipe}
 
 
-def _matches(directory, cfg: PretrainConfig) -> bool:
+def _matches(directory, cfg, recipe: int = RECIPE) -> bool:
     marker = os.path.join(directory, MARKER)
     if not os.path.exists(marker):
         return False
     with open(marker, encoding="utf-8") as f:
-        return json.load(f).get("settings") == _settings(cfg)
+        return json.load(f).get("settings") == _settings(cfg, recipe)
 
 
 def resolve_base(base_dir: str | None, fallback_dir: str, console: Console | None = None) -> str:
@@ -126,9 +126,15 @@ def resolve_base(base_dir: str | None, fallback_dir: str, console: Console | Non
 
 def pretrain_base(cfg: PretrainConfig, console: Console | None = None) -> str:
     """The base model directory: reused when its marker matches ``cfg``, else pretrained and saved."""
+    return build_base(cfg, RECIPE, lambda: corpus(cfg.corpus_size, cfg.seed, cfg.mix), tokenizer_texts, console)
+
+
+def build_base(cfg, recipe: int, make_pairs, make_texts, console: Console | None = None) -> str:
+    """Pretrain ``cfg`` (a ``PretrainConfig``-like dataclass) on ``make_pairs()`` with a tokenizer learned on
+    ``make_texts()``; reused when the marker in ``cfg.output_dir`` records the same settings and ``recipe``."""
     console = console or Console()
-    settings = _settings(cfg)
-    if _matches(cfg.output_dir, cfg):
+    settings = _settings(cfg, recipe)
+    if _matches(cfg.output_dir, cfg, recipe):
         console.print(f"base model: reusing {cfg.output_dir}")
         return cfg.output_dir
     marker = os.path.join(cfg.output_dir, MARKER)
@@ -137,13 +143,12 @@ def pretrain_base(cfg: PretrainConfig, console: Console | None = None) -> str:
     torch.set_num_threads(1)  # the base's quality is sensitive to float summation order: keep it fixed
     try:
         torch.manual_seed(cfg.seed)
-        tok = build_world_tokenizer(tokenizer_texts())
+        tok = build_world_tokenizer(make_texts())
         model = build_tiny_model(
             tok, cfg.architecture, hidden_size=cfg.hidden_size, num_layers=cfg.num_layers, num_heads=4, seed=cfg.seed
         )
-        pairs = corpus(cfg.corpus_size, cfg.seed, cfg.mix)
         losses = pretrain(
-            model, tok, pairs, steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.learning_rate, seed=cfg.seed
+            model, tok, make_pairs(), steps=cfg.steps, batch_size=cfg.batch_size, lr=cfg.learning_rate, seed=cfg.seed
         )
     finally:
         torch.set_num_threads(threads)

@@ -77,7 +77,7 @@ def arm_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
     """The main table: per arm the compute spent and the held-out numbers."""
     kk = k_max(results)
     headers = [
-        "arm", "rollouts", "completion tokens", "wall s", "pass@1 %", f"pass@{kk} %", "diversity",
+        "arm", "rollouts", "optimizer updates", "completion tokens", "wall s", "pass@1 %", f"pass@{kk} %", "diversity",
         "q0 all-correct %, first → last quarter", "q0 all-wrong %, first → last quarter",
         "zero-advantage groups %, 2nd half",
     ]
@@ -92,6 +92,7 @@ def arm_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
         row = [
             label(arm),
             f"{mean(r['rollouts'] for r in runs):,.0f}",
+            "-" if arm == "base" else f"{mean(r.get('optimizer_updates', r['max_steps']) for r in runs):,.0f}",
             f"{mean(r['completion_tokens'] for r in runs):,.0f}",
             f"{mean(r['wall_s'] for r in runs):.0f}" if arm != "base" else "-",
             pct(p1),
@@ -260,7 +261,7 @@ def write_report(output_dir: str, results: list[dict], console=None) -> str:
     pngs = plot_all(results, output_dir)
     cfg = results[0]["config"]
     headers, rows = arm_rows(results)
-    compact = [0, 1, 3, 4, 5]  # arm, rollouts, wall, pass@1, pass@k: what fits a terminal
+    compact = [0, 1, 4, 5, 6]  # arm, rollouts, wall, pass@1, pass@k: what fits a terminal
     print_table(console, [headers[i] for i in compact], [[r[i] for i in compact] for r in rows],
                 title=f"Embedded world, {_seeds(results)}, held-out q0 (95% intervals); full table in report.md")
     notes = [f for r in results for f in flags(r)]

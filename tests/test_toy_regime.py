@@ -1,0 +1,161 @@
+"""The regime world (tagrpo.toy.regime): forms, parsing, the hard problems, the knob, splits, corpus, strategies."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from tagrpo.errors import InputError
+from tagrpo.toy import regime
+from tagrpo.toy.regime import Problem
+
+
+@pytest.mark.parametrize(
+    ("n", "words"), [(0, "zero"), (7, "seven"), (13, "thirteen"), (20, "twenty"), (40, "forty"), (42, "forty-two")]
+)
+def test_number_words_by_hand(n, words):
+    assert regime.number_words(n) == words and regime.words_number(words) == n
+
+
+def test_number_words_round_trip_and_reject():
+    assert [regime.words_number(regime.number_words(n)) for n in range(60)] == list(range(60))
+    for bad in ("forty-zero", "sixty", "twenty-", "tenty"):
+        with pytest.raises(ValueError):
+            regime.words_number(bad)
+    with pytest.raises(ValueError):
+        regime.number_words(60)
+
+
+def test_forms_by_hand():
+    p = Problem(42, 13, 5, "Tom", "apples")
+    assert regime.render(p, "symbolic") == "42+13-5="
+    assert regime.render(p, "words") == "forty-two plus thirteen minus five ="
+    spelled = "Tom has forty-two apples, gets thirteen more and gives five away. How many apples?"
+    assert regime.render(p, "spelled") == spelled
+    assert regime.render(p, "reordered") == "Tom gets 13 apples and gives 5 away, having had 42. How many apples?"
+    assert p.solution() == " 42+13=55; 55-5=50. \\boxed{50}"
+    assert p.solution("subtract_first") == " 42-5=37; 37+13=50. \\boxed{50}"
+
+
+def test_every_form_parses_back_to_its_triple():
+    rng = random.Random(0)
+    for _ in range(300):
+        p = regime.sample_problem(rng, hard_share=0.5)
+        for form in regime.FORMS:
+            assert regime.parse(regime.render(p, form)) == (p.a, p.b, p.c), form
+    for bad in ("42+13=", "forty-zero plus one minus two =", "Tom has 4 apples."):
+        with pytest.raises(InputError):
+            regime.parse(bad)
+
+
+@pytest.mark.parametrize(
+    ("triple", "hard"), [((42, 13, 5), True), ((13, 50, 1), True), ((23, 39, 9), False), ((10, 19, 4), False)]
+)
+def test_hard_means_a_hidden_tens_word_in_a_or_b(triple, hard):
+    assert regime.is_hard(*triple) is hard and Problem(*triple).hard is hard
+
+
+def test_blind_guess_rate_worked_by_hand():
+    # a+b takes s with 50 - |s - 69| of the 2,500 pairs; the answer 64 = s - c for c = 1..9 has the most triples:
+    # sum over d = -4..4 of (50 - |d|) = 450 - 20 = 430 of 2,500 * 9 = 22,500.
+    assert regime.blind_guess_rate() == pytest.approx(430 / 22500) and regime.blind_guess_rate() <= 0.02
+
+
+def test_splits_are_disjoint_cover_every_triple_and_are_about_7_1_2():
+    parts = {s: set(regime.triples(s)) for s in regime.SPLITS}
+    everything = set(regime.triples())
+    assert len(everything) == 50 * 50 * 9 and set.union(*parts.values()) == everything
+    assert sum(map(len, parts.values())) == len(everything)  # disjoint
+    shares = {s: len(t) / len(everything) for s, t in parts.items()}
+    assert shares == pytest.approx({"train": 0.7, "validation": 0.1, "test": 0.2}, abs=0.02)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.3, 1.0])
+def test_the_knob_sets_the_share_of_hard_problems(share):
+    rng = random.Random(1)
+    problems = [regime.sample_problem(rng, "test", hard_share=share) for _ in range(4000)]
+    assert all(regime.split_of(p.a, p.b, p.c) == "test" for p in problems)
+    hard = sum(p.hard for p in problems) / len(problems)
+    assert hard == pytest.approx(share, abs=0.025)  # 3.4 binomial standard errors at 0.3
+    with pytest.raises(InputError):
+        regime.sample_problem(rng, hard_share=1.5)
+
+
+def test_corpus_never_writes_a_hidden_tens_word_but_has_their_digits():
+    pairs = regime.corpus(4000, seed=3)
+    triples = [regime.parse(q) for q, _ in pairs]
+    assert all(regime.split_of(*t) == "train" for t in triples)
+    assert not any(word in q for q, _ in pairs for word in ("forty", "fifty"))
+    assert any(regime.is_hard(*t) for t in triples)  # their symbolic and narrative forms are there
+    assert any("twenty" in q or "thirty" in q for q, _ in pairs)  # the visible tens are written out
+    shares = Counter(regime.strategy_of(s) for _, s in pairs)
+    assert shares["add_first"] / len(pairs) == pytest.approx(0.7, abs=0.03)
+
+
+def test_strategy_of_and_its_entropy_by_hand():
+    assert regime.strategy_of(" 42+13=55; 55-5=50. \\boxed{50}") == "add_first"
+    assert regime.strategy_of(" 42-5=37; 37+13=50. \\boxed{50}") == "subtract_first"
+    assert regime.strategy_of(" \\boxed{50}") is None
+    assert regime.strategy_entropy(["add_first", "subtract_first"] * 2) == pytest.approx(1.0)
+    assert regime.strategy_entropy(["add_first"] * 3 + [None]) == 0.0
+    assert regime.strategy_entropy(["add_first"] * 3 + ["subtract_first"]) == pytest.approx(0.8112781)
+    assert regime.strategy_entropy([]) == 0.0
+
+
+def test_question_rows_flag_hard_rows_and_keep_their_prefix():
+    rows = regime.question_rows(40, seed=5, hard_share=0.5, split="validation")
+    assert rows[:10] == regime.question_rows(10, seed=5, hard_share=0.5, split="validation")
+    for row in rows:
+        triple = regime.parse(row["prompt"])
+        assert row["hard"] == regime.is_hard(*triple) and row["answer"] == str(triple[0] + triple[1] - triple[2])
+        assert [regime.parse(q) for q in row["rephrasings"]] == [triple] * 3
+    assert row["rephrasings"][0] == regime.render(Problem(*triple), "symbolic")
+    for row in regime.question_rows(3, seed=5, hard_share=1.0, plan="control"):  # renamed, still spelled
+        for q in row["rephrasings"]:
+            assert q != row["prompt"] and regime.parse(q) == regime.parse(row["prompt"])
+            assert "forty" in q or "fifty" in q
+
+
+def test_the_basic_worlds_premise_prompts_are_the_demos_as_before():
+    from tagrpo.toy import world
+    from tagrpo.toy.worlds import premise_prompts
+
+    rng = random.Random(3000)
+    problems = [world.sample_problem(rng, "test") for _ in range(16)]
+    answers, prompts = premise_prompts("basic", 16, 3000)
+    assert answers == [str(p.answer) for p in problems]
+    assert prompts["spelled"] == [world.render(p, "spelled") for p in problems]
+    assert prompts["renamed"] == [world.rephrase(p, 1, "control")[0] for p in problems]
+    with pytest.raises(ValueError, match="basic"):
+        premise_prompts("hard", 2, 0)
+
+
+@pytest.mark.slow
+def test_quick_demo_on_the_regime_world(tmp_path):
+    from tagrpo.toy.demo import DemoConfig, run_demo
+    from tagrpo.toy.regime_base import RegimePretrainConfig, pretrain_regime_base
+
+    tiny = RegimePretrainConfig(
+        output_dir=str(tmp_path / "base"), steps=3, corpus_size=64, hidden_size=32, num_layers=1
+    )
+    base = pretrain_regime_base(tiny)
+    cfg = DemoConfig(
+        output_dir=str(tmp_path / "demo"), base_dir=base, world="regime", hard_share=0.5, preset="quick",
+        arms="grpo,ta_grpo", rl_steps=2, eval_questions=8, eval_samples=2, checkpoints=1, num_iterations=2,
+    )  # fmt: skip
+    assert cfg.max_completion_length == 36
+    result = run_demo(cfg)
+    runs = result["runs"]
+    assert [runs[a]["rollouts"] for a in ("grpo", "ta_grpo")] == [2 * 4 * 4, 2 * 4 * 16]
+    # two optimizer steps per generation batch: twice the updates for the same rollouts, the clip fraction logged
+    assert [runs[a]["optimizer_updates"] for a in ("grpo", "ta_grpo")] == [4, 4]
+    assert all("clip_ratio/region_mean" in step for step in runs["ta_grpo"]["steps"])
+    assert set(result["premise"]) == {*regime.FORMS, "renamed"}
+    rows = [
+        json.loads(line) for line in (tmp_path / "demo" / "runs" / "ta_grpo" / "train.jsonl").read_text().splitlines()
+    ]
+    assert all(regime.parse(r["prompt"]) and r["hard"] == regime.is_hard(*regime.parse(r["prompt"])) for r in rows)
+    assert 0 < sum(r["hard"] for r in rows) < len(rows)
