@@ -3,10 +3,10 @@
     .venv/bin/python benchmarks/toy_premise.py                      # pretrains the base first if needed
     .venv/bin/python benchmarks/toy_premise.py --base DIR --questions 100 --samples 64
 
-Draws ``--questions`` held-out (test split) problems of each kind, hard (a hidden tens word in q0's numbers) and
-easy, and samples ``--samples`` responses of the base model (temperature 1) to q0 (spelled) and to each rephrasing
-form. From the two populations it reports, for each setting of the knob ``hard_share`` h (a held-out question is
-hard with probability h):
+Draws ``--questions`` held-out problems of each kind (``--split``: test, or validation for choosing a recipe),
+hard (a hidden tens word in q0's numbers) and easy, and samples ``--samples`` responses of the base model
+(temperature 1) to q0 (spelled) and to each rephrasing form. From the two populations it reports, for each
+setting of the knob ``hard_share`` h (a held-out question is hard with probability h):
 
 - the share of held-out questions with 0 correct of n on q0 (the "hard subset": h * z_hard + (1-h) * z_easy, with
   a 95% interval from the two binomial proportions);
@@ -40,9 +40,9 @@ KNOB = (0.0, 0.3, 0.6, 0.9)
 REPHRASED = ("symbolic", "narrative", "words")  # the main plan's forms, in its order
 
 
-def held_out(kind: str, count: int, seed: int) -> list[dict]:
-    """``count`` test-split rows, all hard or all easy."""
-    return question_rows(count, seed=seed, hard_share=1.0 if kind == "hard" else 0.0, split="test")
+def held_out(kind: str, count: int, seed: int, split: str) -> list[dict]:
+    """``count`` rows of ``split``, all hard or all easy."""
+    return question_rows(count, seed=seed, hard_share=1.0 if kind == "hard" else 0.0, split=split)
 
 
 def sampled(model, tok, rows, form: str, n: int, cache: str, key: str) -> list[list[str]]:
@@ -71,6 +71,8 @@ def main(argv=None) -> int:
     parser.add_argument("--questions", type=int, default=100, help="held-out questions of each kind")
     parser.add_argument("--samples", type=int, default=64, help="samples per question and form")
     parser.add_argument("--seed", type=int, default=7000)
+    parser.add_argument("--split", default="test", choices=("validation", "test"),
+                        help="validation to choose a recipe, test to report the chosen one")
     parser.add_argument("--cache", default="outputs/toy_premise")
     parser.add_argument("--label", default="toy_premise")
     args = parser.parse_args(argv)
@@ -87,11 +89,12 @@ def main(argv=None) -> int:
     model = AutoModelForCausalLM.from_pretrained(base)
     n, populations = args.samples, {}
     for kind in ("hard", "easy"):
-        rows = held_out(kind, args.questions, args.seed + (kind == "easy"))
+        rows = held_out(kind, args.questions, args.seed + (kind == "easy"), args.split)
         answers = [r["answer"] for r in rows]
         per_form, strategies = {}, []
         for form in ("spelled", *REPHRASED):
-            responses = sampled(model, tok, rows, form, n, args.cache, f"{os.path.basename(base)}-{kind}-{form}-{n}")
+            key = f"{os.path.basename(base)}-{args.split}-{kind}-{form}-{n}"
+            responses = sampled(model, tok, rows, form, n, args.cache, key)
             counts = correct_counts(responses, answers, is_correct)  # (Q,)
             per_form[form] = counts.tolist()
             pairs = zip(responses, answers, strict=True)
@@ -125,6 +128,7 @@ def main(argv=None) -> int:
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
         "base": base,
         "questions_per_kind": args.questions,
+        "split": args.split,
         "samples": n,
         "blind_guess_rate": blind_guess_rate(),
         "kinds": kinds,
@@ -152,15 +156,17 @@ def main(argv=None) -> int:
         "",
         f"`{result['command'].strip()}`",
         "",
-        f"{result['machine']}; base `{base}`; {args.questions} held-out questions of each kind x {n} samples per form "
-        f"(temperature 1); blind-guess rate {100 * result['blind_guess_rate']:.2f}%; wall {result['wall_s']:.0f} s.",
+        f"{result['machine']}; base `{base}`; {args.questions} {args.split} questions of each kind x {n} samples per "
+        f"form (temperature 1); blind-guess rate {100 * result['blind_guess_rate']:.2f}%; "
+        f"wall {result['wall_s']:.0f} s.",
         "",
         "Per kind of held-out question (hard: a hidden tens word in q0's numbers):",
         "",
         markdown_table(["kind", f"0/{n} on q0 (%)", "pass@1 q0", "symbolic", "narrative", "words", "easiest",
                         f"easiest pass@1 where q0 0/{n}", "strategy entropy (bits)"], kind_rows),  # fmt: skip
         "",
-        "Per knob setting (share of hard questions h; mixtures of the two populations above):",
+        "Per knob setting (share of hard questions h; mixtures of the two populations above; the interval is the "
+        "normal approximation of the two binomial shares, degenerate where a share is 0 or 1):",
         "",
         markdown_table(
             ["h", f"held-out 0/{n} on q0 (%) [95% CI]", "pass@1 q0 (%)", "symbolic", "narrative", "words"], rows

@@ -25,6 +25,7 @@ def test_every_arm_at_the_default_preset():
         "augmentation": 12800,
         "pooled_no_anchor": 12800,
         "ta_grpo": 12800,
+        "ta_grpo_behavior": 12800,
         "ta_grpo_control": 12800,
         "ta_grpo_adaptive": 12800,  # at most: the rephrasings of questions whose q0 group is mixed are skipped
         "ta_grpo_history": 12800,  # at most, likewise from each question's previous visit
@@ -34,6 +35,7 @@ def test_every_arm_at_the_default_preset():
     assert modes["pooled_no_anchor"] == (3, "pool", "none", "main")
     assert modes["ta_grpo"] == (3, "pool", "original", "main")
     assert modes["ta_grpo_control"] == (3, "pool", "original", "control")
+    assert modes["ta_grpo_behavior"] == (3, "pool", "behavior", "main")  # the ratio's old policy on q_n
     assert got["ta_grpo_adaptive"]["pool_mode"] == "adaptive" and got["ta_grpo"]["pool_mode"] == "full"
     assert got["ta_grpo_history"]["pool_mode"] == "history"
     assert all(modes[k][0] == 0 for k in ("grpo", "grpo_long", "equal_sampling", "grpo_more_data"))

@@ -153,9 +153,50 @@ def test_quick_demo_on_the_regime_world(tmp_path):
     # two optimizer steps per generation batch: twice the updates for the same rollouts, the clip fraction logged
     assert [runs[a]["optimizer_updates"] for a in ("grpo", "ta_grpo")] == [4, 4]
     assert all("clip_ratio/region_mean" in step for step in runs["ta_grpo"]["steps"])
+    assert all(0.0 <= runs[a]["strategy_entropy"] <= 1.0 for a in runs)
+    report = (tmp_path / "demo" / "report.md").read_text()
+    assert "The hard subset" in report and "strategy entropy (bits)" in report
     assert set(result["premise"]) == {*regime.FORMS, "renamed"}
     rows = [
         json.loads(line) for line in (tmp_path / "demo" / "runs" / "ta_grpo" / "train.jsonl").read_text().splitlines()
     ]
     assert all(regime.parse(r["prompt"]) and r["hard"] == regime.is_hard(*regime.parse(r["prompt"])) for r in rows)
     assert 0 < sum(r["hard"] for r in rows) < len(rows)
+
+
+def test_hard_subset_rows_worked_by_hand():
+    from tagrpo.toy.report import subset_rows
+
+    def run(counts):
+        return {"counts": counts, "samples": 4, "pass_at_k": {"1": 0.0, "4": 0.0}}
+
+    # base counts 0, 0, 2, 4 of 4: questions 0 and 1 are the hard subset (half).
+    # GRPO: hard counts 0, 1 -> pass@1 (0 + 1/4) / 2 = 12.5%, pass@4 (0 + 1) / 2 = 50%; rest 4, 4 -> 100%.
+    headers, rows = subset_rows([{"runs": {"base": run([0, 0, 2, 4]), "grpo": run([0, 1, 4, 4])}}])
+    assert headers[1:4] == ["hard questions", "pass@1 % hard", "pass@4 % hard"]
+    base, grpo = rows
+    assert base[1] == "50%" and base[2].startswith("0.0 ") and base[4].startswith("75.0 ")
+    assert grpo[2].startswith("12.5 ") and grpo[3].startswith("50.0 ") and grpo[4].startswith("100.0 ")
+
+
+@pytest.mark.slow
+def test_shipped_regime_base_matches_its_recipe_and_holds_the_premise():
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tagrpo.evaluation import correct_counts, sample_responses
+    from tagrpo.rewards import is_correct
+    from tagrpo.toy.regime_base import SHIPPED, shipped_matches
+    from tagrpo.toy.worlds import resolve_world_base
+
+    assert shipped_matches() and resolve_world_base("regime", None, "/nonexistent") == str(SHIPPED)
+    model, tok = AutoModelForCausalLM.from_pretrained(SHIPPED), AutoTokenizer.from_pretrained(SHIPPED)
+    pass1 = {}
+    for share in (0.0, 1.0):  # validation problems, easy then hard
+        rows = regime.question_rows(16, seed=11, hard_share=share, split="validation")
+        for form, prompts in (("q0", [r["prompt"] for r in rows]), ("symbolic", [r["rephrasings"][0] for r in rows])):
+            responses = sample_responses(model, tok, prompts, n=8, max_new_tokens=36, progress=False)
+            counts = correct_counts(responses, [r["answer"] for r in rows], is_correct)
+            pass1[(share, form)] = counts.mean() / 8
+    # measured (benchmarks/results/toy_premise_validation_700.md): hard q0 0.1%, easy q0 11%, symbolic 86-89%
+    assert pass1[(1.0, "q0")] < 0.03 and pass1[(1.0, "symbolic")] > 0.6 and pass1[(0.0, "symbolic")] > 0.6
+    assert 0.0 < pass1[(0.0, "q0")] < 0.4

@@ -13,6 +13,7 @@ training questions (B questions per step), an arm spends ``steps * B * samples``
 | ``augmentation`` | main, each variant its own group, conditioned on itself | (N+1)·G | S | Q |
 | ``pooled_no_anchor`` | main, pooled, conditioned on the generating prompt | (N+1)·G | S | Q |
 | ``ta_grpo`` | main, pooled, anchored on q0 | (N+1)·G | S | Q |
+| ``ta_grpo_behavior`` | main, pooled, anchored on q0, old log-probs on the generating prompt | (N+1)·G | S | Q |
 | ``ta_grpo_control`` | control (renaming only), pooled, anchored on q0 | (N+1)·G | S | Q |
 | ``ta_grpo_adaptive`` | main, only for questions whose G samples of q0 are uniform | G to (N+1)·G | S | Q |
 | ``ta_grpo_history`` | main, only for questions whose q0 group was uniform at their last visit | G to (N+1)·G | S | Q |
@@ -49,11 +50,13 @@ ARMS = {
     "augmentation": Arm("augmentation only", plan="main", advantage_scope="variant", anchor="none"),
     "pooled_no_anchor": Arm("pooled, no anchoring", plan="main", anchor="none"),
     "ta_grpo": Arm("TA-GRPO", plan="main"),
+    "ta_grpo_behavior": Arm("TA-GRPO, behavior anchor", plan="main", anchor="behavior"),
     "ta_grpo_control": Arm("TA-GRPO, renaming-only", plan="control"),
     "ta_grpo_adaptive": Arm("TA-GRPO, adaptive in-step", plan="main", pool_mode="adaptive"),
     "ta_grpo_history": Arm("TA-GRPO, adaptive from history", plan="main", pool_mode="history"),
 }
-PAPER_ARMS = tuple(a for a in ARMS if a not in ("ta_grpo_adaptive", "ta_grpo_history"))  # adaptive ones are ours
+OURS = ("ta_grpo_behavior", "ta_grpo_adaptive", "ta_grpo_history")  # not in the paper
+PAPER_ARMS = tuple(a for a in ARMS if a not in OURS)
 
 
 def arm_settings(name: str, num_rephrasings: int, num_generations: int, steps: int, questions: int) -> dict:

@@ -1,4 +1,10 @@
-"""``tagrpo demo``: the arms of ``tagrpo.toy.arms`` from one pretrained base, on the embedded world.
+"""``tagrpo demo``: the arms of ``tagrpo.toy.arms`` from one pretrained base, on an embedded world.
+
+``--world basic`` (the default) is ``tagrpo.toy.world`` with its shipped base; ``--world regime`` is
+``tagrpo.toy.regime``, where ``--hard-share`` of the questions carry a tens word the base has never read
+(``tagrpo.toy.worlds``). ``--num-iterations 2`` takes two optimizer steps per generation batch at the same
+rollouts, so that the importance ratio and the clip act; the report adds the hard subset (held-out questions whose
+base samples on q0 were all wrong) beside the rest.
 
 Every arm trains with the same ``run_train`` (TAGRPOTrainer, math reward) that ``tagrpo train`` uses on a real
 model, with the same learning rate, questions per step, completion length and seed; what differs is the arm's
@@ -19,6 +25,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import torch
 import transformers
 from rich.console import Console
@@ -26,10 +33,11 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
 
 from tagrpo.cliargs import helped
 from tagrpo.data.jsonl import write_jsonl
-from tagrpo.evaluation import correct_counts, lexical_diversity, pass_at_k_curve, sample_responses
+from tagrpo.evaluation import lexical_diversity, pass_at_k_curve, sample_responses
 from tagrpo.modes import check_mode
 from tagrpo.rewards import is_correct
 from tagrpo.toy.arms import ARMS, arm_settings
+from tagrpo.toy.regime import strategy_entropy, strategy_of
 from tagrpo.toy.worlds import MAX_COMPLETION, WORLDS, premise_prompts, question_rows, resolve_world_base
 
 DEMO_ARMS = ("grpo", "augmentation", "equal_sampling", "ta_grpo")
@@ -110,12 +118,15 @@ def evaluate(model, tokenizer, rows: list[dict], samples: int, max_new_tokens: i
     responses = sample_responses(
         model, tokenizer, [r["prompt"] for r in rows], samples, max_new_tokens=max_new_tokens, seed=seed, progress=False
     )
-    counts = correct_counts(responses, [r["answer"] for r in rows], is_correct)
+    flags = [[is_correct(x, r["answer"]) for x in rs] for rs, r in zip(responses, rows, strict=True)]
+    counts = np.array([sum(f) for f in flags])  # (Q,)
+    right = [x for rs, fs in zip(responses, flags, strict=True) for x, ok in zip(rs, fs, strict=True) if ok]
     return {
         "pass_at_k": pass_at_k_curve(counts, samples, range(1, samples + 1)),
         "counts": counts.tolist(),
         "samples": samples,
         "diversity": lexical_diversity(responses),
+        "strategy_entropy": strategy_entropy([strategy_of(x) for x in right]),  # bits, among correct responses
         "example": responses[0][:3],
     }
 

@@ -104,7 +104,7 @@ def _settings(cfg, recipe: int = RECIPE) -> dict:
     return {**settings, "recipe": recipe}
 
 
-def _matches(directory, cfg, recipe: int = RECIPE) -> bool:
+def marker_matches(directory, cfg, recipe: int = RECIPE) -> bool:
     marker = os.path.join(directory, MARKER)
     if not os.path.exists(marker):
         return False
@@ -116,7 +116,7 @@ def resolve_base(base_dir: str | None, fallback_dir: str, console: Console | Non
     """The base model for the demo: ``base_dir`` (reused or pretrained there with the default recipe), else the
     shipped checkpoint while it matches the default recipe, else one pretrained into ``fallback_dir``."""
     console = console or Console()
-    if base_dir is None and _matches(SHIPPED, PretrainConfig()):
+    if base_dir is None and marker_matches(SHIPPED, PretrainConfig()):
         console.print(f"base model: the shipped checkpoint {SHIPPED} (rebuild: tagrpo toy pretrain)")
         return str(SHIPPED)
     if base_dir is None:
@@ -134,7 +134,7 @@ def build_base(cfg, recipe: int, make_pairs, make_texts, console: Console | None
     ``make_texts()``; reused when the marker in ``cfg.output_dir`` records the same settings and ``recipe``."""
     console = console or Console()
     settings = _settings(cfg, recipe)
-    if _matches(cfg.output_dir, cfg, recipe):
+    if marker_matches(cfg.output_dir, cfg, recipe):
         console.print(f"base model: reusing {cfg.output_dir}")
         return cfg.output_dir
     marker = os.path.join(cfg.output_dir, MARKER)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from tagrpo.errors import InputError
 from tagrpo.modes import check_mode
-from tagrpo.toy.world import NAMES, WORDS
+from tagrpo.toy.world import NAMES, WORDS, form_patterns, parse_forms
 
 FORMS = ("symbolic", "words", "narrative", "reordered", "spelled")
 WORD_FORMS = ("words", "spelled")
@@ -167,26 +167,12 @@ def render(p: Problem, form: str) -> str:
     return f"{p.name} has {a} {p.item}, gets {b} more and gives {c} away. How many {p.item}?"
 
 
-_NUM = r"(\d+|[a-z]+(?:-[a-z]+)?)"
-_PATTERNS = [
-    (re.compile(rf"^{_NUM}\+{_NUM}-{_NUM}=$"), (0, 1, 2)),
-    (re.compile(rf"^{_NUM} plus {_NUM} minus {_NUM} =$"), (0, 1, 2)),
-    (re.compile(rf"^\w+ has {_NUM} \w+, gets {_NUM} more and gives {_NUM} away\. How many \w+\?$"), (0, 1, 2)),
-    (re.compile(rf"^\w+ gets {_NUM} \w+ and gives {_NUM} away, having had {_NUM}\. How many \w+\?$"), (2, 0, 1)),
-]
+_PATTERNS = form_patterns(r"(\d+|[a-z]+(?:-[a-z]+)?)")
 
 
 def parse(text: str) -> tuple[int, int, int]:
     """Recover ``(a, b, c)`` from any rendering; raises InputError on anything else."""
-    for pattern, order in _PATTERNS:
-        m = pattern.match(text)
-        if m:
-            try:
-                values = [int(v) if v.isdigit() else words_number(v) for v in m.groups()]
-            except ValueError as e:
-                raise InputError(f"not a rendering of this world: {text!r} ({e})") from e
-            return tuple(values[i] for i in order)
-    raise InputError(f"not a rendering of this world: {text!r}")
+    return parse_forms(text, _PATTERNS, lambda v: int(v) if v.isdigit() else words_number(v))
 
 
 _FIRST_STEP = re.compile(r"^\s*(\d+)([+-])(\d+)=")

@@ -32,6 +32,7 @@ STYLE = {  # arm: (colour, marker, line style)
     "pooled_no_anchor": ("tab:brown", "P", "-."),
     "ta_grpo": ("tab:red", "*", "-"),
     "ta_grpo_control": ("tab:orange", "X", ":"),
+    "ta_grpo_behavior": ("darkred", "8", "--"),
     "ta_grpo_adaptive": ("tab:pink", "h", "--"),
     "ta_grpo_history": ("tab:purple", "p", "-."),
     "grpo_matched": ("tab:gray", "d", ":"),
@@ -64,6 +65,31 @@ def question_interval(run: dict, k: int) -> dict:
     return {"mean": m, "lo": max(0.0, m - half), "hi": min(1.0, m + half), "n": len(per_q)}
 
 
+def subset_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """pass@1 and pass@k_max per arm on the hard subset (held-out questions with 0 correct of n at base on q0)
+    and on the rest; intervals as in the main table (over seeds, or over one seed's questions)."""
+    kk = k_max(results)
+    hard = [np.asarray(r["runs"]["base"]["counts"]) == 0 for r in results]  # per seed (Q,)
+    headers = ["arm", "hard questions", "pass@1 % hard", f"pass@{kk} % hard", "pass@1 % rest", f"pass@{kk} % rest"]
+    rows = []
+    for arm in results[0]["runs"]:
+        cells = [label(arm), f"{mean(float(h.mean()) for h in hard) * 100:.0f}%"]
+        for subset in (True, False):
+            for k in (1, kk):
+                parts = [
+                    {**run, "counts": np.asarray(run["counts"])[h == subset].tolist()}
+                    for run, h in ((r["runs"][arm], h) for r, h in zip(results, hard, strict=True))
+                ]
+                if any(not p["counts"] for p in parts):
+                    cells.append("-")
+                elif len(parts) == 1:
+                    cells.append(pct(question_interval(parts[0], k)))
+                else:
+                    cells.append(pct(interval([question_interval(p, k)["mean"] for p in parts])))
+        rows.append(cells)
+    return headers, rows
+
+
 def pct(ci: dict, sign: bool = False) -> str:
     """``12.3 [10.1, 14.5]`` in percent; the mean alone when there is no interval."""
     fmt = "{:+.1f}" if sign else "{:.1f}"
@@ -73,11 +99,18 @@ def pct(ci: dict, sign: bool = False) -> str:
     return text
 
 
+def _strategy_entropy(runs: list[dict]) -> str:
+    if any("strategy_entropy" not in r for r in runs):  # results from before it was measured
+        return "-"
+    return f"{mean(r['strategy_entropy'] for r in runs):.2f}"
+
+
 def arm_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
     """The main table: per arm the compute spent and the held-out numbers."""
     kk = k_max(results)
     headers = [
-        "arm", "rollouts", "optimizer updates", "completion tokens", "wall s", "pass@1 %", f"pass@{kk} %", "diversity",
+        "arm", "rollouts", "optimizer updates", "completion tokens", "wall s", "pass@1 %", f"pass@{kk} %",
+        "diversity", "strategy entropy (bits)",
         "q0 all-correct %, first → last quarter", "q0 all-wrong %, first → last quarter",
         "zero-advantage groups %, 2nd half",
     ]
@@ -98,6 +131,7 @@ def arm_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
             pct(p1),
             pct(pk),
             f"{mean(r['diversity'] for r in runs):.3f}",
+            _strategy_entropy(runs),
         ]
         if arm == "base":
             row += ["-", "-", "-"]
@@ -289,6 +323,11 @@ def write_report(output_dir: str, results: list[dict], console=None) -> str:
         "samples of q0 all got reward 1 / 0, over the first and the last quarter of training.",
         "",
         markdown_table(headers, rows),
+        "",
+        f"The hard subset: held-out questions whose {cfg['eval_samples']} base samples on q0 were all wrong, and "
+        "the rest (GRPO has no signal on a question it never solves).",
+        "",
+        markdown_table(*subset_rows(results)),
         "",
         "Base model on the same held-out problems in each form (pass@1 %, 8 samples): the premise.",
         "",

@@ -103,23 +103,35 @@ def render(p: Problem, form: str) -> str:
     raise InputError(f"form={form!r} is not valid; expected one of: {', '.join(map(repr, FORMS))}")
 
 
-_NUM = r"(\d|" + "|".join(WORDS) + r")"
-_PATTERNS = [
-    (re.compile(rf"^{_NUM}\+{_NUM}-{_NUM}=$"), (0, 1, 2)),
-    (re.compile(rf"^{_NUM} plus {_NUM} minus {_NUM} =$"), (0, 1, 2)),
-    (re.compile(rf"^\w+ has {_NUM} \w+, gets {_NUM} more and gives {_NUM} away\. How many \w+\?$"), (0, 1, 2)),
-    (re.compile(rf"^\w+ gets {_NUM} \w+ and gives {_NUM} away, having had {_NUM}\. How many \w+\?$"), (2, 0, 1)),
-]
+def form_patterns(num: str) -> list[tuple[re.Pattern, tuple[int, int, int]]]:
+    """The parsable forms' regular expressions, each number matched by ``num`` (one group), and where a, b, c sit."""
+    return [
+        (re.compile(rf"^{num}\+{num}-{num}=$"), (0, 1, 2)),
+        (re.compile(rf"^{num} plus {num} minus {num} =$"), (0, 1, 2)),
+        (re.compile(rf"^\w+ has {num} \w+, gets {num} more and gives {num} away\. How many \w+\?$"), (0, 1, 2)),
+        (re.compile(rf"^\w+ gets {num} \w+ and gives {num} away, having had {num}\. How many \w+\?$"), (2, 0, 1)),
+    ]
+
+
+def parse_forms(text: str, patterns, number) -> tuple[int, int, int]:
+    """``(a, b, c)`` of ``text`` by the first of ``patterns`` that matches, each number read by ``number``."""
+    for pattern, order in patterns:
+        m = pattern.match(text)
+        if m:
+            try:
+                values = [number(v) for v in m.groups()]
+            except ValueError as e:
+                raise InputError(f"not a rendering of this world: {text!r} ({e})") from e
+            return tuple(values[i] for i in order)
+    raise InputError(f"not a rendering of this world: {text!r}")
+
+
+_PATTERNS = form_patterns(r"(\d|" + "|".join(WORDS) + r")")
 
 
 def parse(text: str) -> tuple[int, int, int]:
-    """Recover ``(a, b, c)`` from any rendering; raises ValueError on anything else."""
-    for pattern, order in _PATTERNS:
-        m = pattern.match(text)
-        if m:
-            values = [int(v) if v.isdigit() else WORDS.index(v) for v in m.groups()]
-            return tuple(values[i] for i in order)
-    raise InputError(f"not a rendering of this world: {text!r}")
+    """Recover ``(a, b, c)`` from any rendering; raises InputError (a ValueError) on anything else."""
+    return parse_forms(text, _PATTERNS, lambda v: int(v) if v.isdigit() else WORDS.index(v))
 
 
 def rephrase(p: Problem, num_rephrasings: int, plan: str = "main", original: str = "spelled") -> list[str]:

@@ -48,16 +48,20 @@ def resolve_world_base(name: str, base_dir: str | None, fallback_dir: str, conso
     """The world's base model directory.
 
     basic: ``tagrpo.toy.pretrain.resolve_base`` (the shipped checkpoint by default). regime: ``base_dir`` as it is
-    when it holds a model (any recipe: a smaller base for a quick look), else the default recipe pretrained into
-    ``base_dir`` or ``fallback_dir`` (reused there while its marker matches).
+    when it holds a model (any recipe: a smaller base for a quick look), else the shipped checkpoint while it
+    matches the default recipe, else the default recipe pretrained into ``base_dir`` or ``fallback_dir``.
     """
     if check_mode("world", name, WORLDS) == "basic":
         from tagrpo.toy.pretrain import resolve_base
 
         return resolve_base(base_dir, fallback_dir, console)
-    from tagrpo.toy.regime_base import RegimePretrainConfig, pretrain_regime_base
+    from tagrpo.toy.regime_base import SHIPPED, RegimePretrainConfig, pretrain_regime_base, shipped_matches
 
+    console = console or Console()
     if base_dir is not None and os.path.exists(os.path.join(base_dir, "config.json")):
-        (console or Console()).print(f"base model: {base_dir}, as it is")
+        console.print(f"base model: {base_dir}, as it is")
         return base_dir
+    if base_dir is None and shipped_matches():
+        console.print(f"base model: the shipped checkpoint {SHIPPED} (rebuild: see tagrpo/toy/regime_base.py)")
+        return str(SHIPPED)
     return pretrain_regime_base(RegimePretrainConfig(output_dir=base_dir or fallback_dir), console)
