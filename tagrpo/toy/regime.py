@@ -42,7 +42,8 @@ from dataclasses import dataclass
 
 from tagrpo.errors import InputError
 from tagrpo.modes import check_mode
-from tagrpo.toy.world import NAMES, WORDS, form_patterns, parse_forms
+from tagrpo.toy import world
+from tagrpo.toy.world import ITEMS, NAMES, WORDS, form_patterns, parse_forms
 
 FORMS = ("symbolic", "words", "narrative", "reordered", "spelled")
 WORD_FORMS = ("words", "spelled")
@@ -53,7 +54,6 @@ OPERANDS = range(10, 60)  # a and b
 TAKEN = range(1, 10)  # c
 SPLITS = ("train", "validation", "test")
 STRATEGIES = ("add_first", "subtract_first")
-ITEMS = ("apples", "pears", "coins", "books", "shells", "cards", "pens", "stones")
 
 
 def number_words(n: int) -> str:
@@ -82,16 +82,8 @@ def words_number(text: str) -> int:
 
 
 @dataclass(frozen=True)
-class Problem:
-    a: int
-    b: int
-    c: int
-    name: str = "Tom"
-    item: str = "apples"
-
-    @property
-    def answer(self) -> int:
-        return self.a + self.b - self.c
+class Problem(world.Problem):
+    """The basic world's problem with two-digit numbers, two solution strategies and a ``hard`` flag."""
 
     @property
     def hard(self) -> bool:
@@ -107,12 +99,6 @@ class Problem:
             s = self.a - self.c
             steps = f"{self.a}-{self.c}={s}; {s}+{self.b}={self.answer}"
         return f" {steps}. \\boxed{{{self.answer}}}"
-
-    def renamed(self, k: int) -> Problem:
-        """The same numbers with the k-th other person and item (k >= 1)."""
-        name = NAMES[(NAMES.index(self.name) + k) % len(NAMES)]
-        item = ITEMS[(ITEMS.index(self.item) + k) % len(ITEMS)]
-        return Problem(self.a, self.b, self.c, name, item)
 
 
 def is_hard(a: int, b: int, c: int) -> bool:

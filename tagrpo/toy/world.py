@@ -63,7 +63,7 @@ class Problem:
         """The same numbers with the k-th other person and item (k >= 1)."""
         name = NAMES[(NAMES.index(self.name) + k) % len(NAMES)]
         item = ITEMS[(ITEMS.index(self.item) + k) % len(ITEMS)]
-        return Problem(self.a, self.b, self.c, name, item)
+        return type(self)(self.a, self.b, self.c, name, item)
 
 
 SPLITS = ("train", "test")
