@@ -30,6 +30,7 @@ import zlib
 
 import numpy as np
 
+from tagrpo.data.jsonl import read_jsonl, write_jsonl
 from tagrpo.evaluation import correct_counts, pass_at_k_curve, sample_responses
 from tagrpo.evaluation.tables import markdown_table
 from tagrpo.rewards import is_correct
@@ -46,16 +47,12 @@ def held_out(kind: str, count: int, seed: int, split: str) -> list[dict]:
 
 
 def sampled(model, tok, rows, form: str, n: int, cache: str, key: str) -> list[list[str]]:
-    path = os.path.join(cache, f"{key}.json")
+    path = os.path.join(cache, f"{key}.jsonl")
     if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return [r["responses"] for r in read_jsonl(path)]
     prompts = [r["prompt"] if form == "spelled" else r["rephrasings"][REPHRASED.index(form)] for r in rows]
     out = sample_responses(model, tok, prompts, n=n, temperature=1.0, max_new_tokens=40, seed=zlib.crc32(key.encode()))
-    os.makedirs(cache, exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(out, f)
-    os.replace(path + ".tmp", path)
+    write_jsonl(path, [{"responses": rs} for rs in out])
     return out
 
 

@@ -185,17 +185,13 @@ def blind_guess_rate() -> float:
     return max(counts.values()) / sum(counts.values())
 
 
-PLANS = {"main": ("symbolic", "narrative", "words"), "control": ("renamed",)}
+PLANS = world.PLANS
 MIX = {"symbolic": 0.5, "narrative": 0.15, "reordered": 0.05, "words": 0.15, "spelled": 0.15}
 
 
 def rephrase(p: Problem, num_rephrasings: int, plan: str = "main", original: str = "spelled") -> list[str]:
-    """N renderings cycling through the plan's forms; ``renamed`` keeps q0's form with the n-th other names."""
-    forms = PLANS[check_mode("plan", plan, tuple(PLANS))]
-    return [
-        render(p.renamed(n + 1), original) if forms[n % len(forms)] == "renamed" else render(p, forms[n % len(forms)])
-        for n in range(num_rephrasings)
-    ]
+    """The basic world's rule (``world.rephrase``) with this world's renderings."""
+    return world.rephrase(p, num_rephrasings, plan, original, render=render)
 
 
 def question_rows(

@@ -134,8 +134,10 @@ def parse(text: str) -> tuple[int, int, int]:
     return parse_forms(text, _PATTERNS, lambda v: int(v) if v.isdigit() else WORDS.index(v))
 
 
-def rephrase(p: Problem, num_rephrasings: int, plan: str = "main", original: str = "spelled") -> list[str]:
-    """The rule-based rephraser: N renderings that cycle through the plan's forms.
+def rephrase(
+    p: Problem, num_rephrasings: int, plan: str = "main", original: str = "spelled", render=render
+) -> list[str]:
+    """The rule-based rephraser: N renderings that cycle through the plan's forms (``render`` draws a form).
 
     ``renamed`` keeps the ``original`` form and swaps in the n-th other person and item (n = 1..N, all distinct).
     """

@@ -2,7 +2,7 @@
 
 - ``basic``: ``tagrpo.toy.world``, single-digit problems whose q0 form is rare in pretraining (the shipped base);
 - ``regime``: ``tagrpo.toy.regime``, two-digit problems, a share ``hard_share`` of them with a tens word the base
-  has never read (its base: ``tagrpo.toy.regime_base``, pretrained on first use).
+  has never read (its base: ``tagrpo.toy.regime_base``, shipped in ``tagrpo/toy/regime_checkpoint``).
 
 Both render the same forms and plans, so the arms, the trainer and the report are the same for both.
 """

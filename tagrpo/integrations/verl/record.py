@@ -34,9 +34,7 @@ def _prompt_ids(batch) -> list[list[int]]:
 
 def _response_ids(batch) -> list[list[int]]:
     responses = batch.batch["responses"]  # (R, T)
-    mask = batch.batch["response_mask"].bool() if "response_mask" in batch.batch.keys() else None  # (R, T)
-    if mask is None:
-        mask = batch.batch["attention_mask"][:, -responses.size(1) :].bool()  # (R, T)
+    mask = batch.batch["response_mask"].bool()  # (R, T)
     return [row[m].tolist() for row, m in zip(responses, mask, strict=True)]
 
 
