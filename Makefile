@@ -100,7 +100,7 @@ check-extras: $(VENV)/.installed
 	@$(PY) -m pip install -q --dry-run --ignore-installed --no-deps -r examples/verl/requirements-e2e.txt
 
 demo: $(VENV)/.installed
-	$(VENV)/bin/tagrpo demo --output-dir outputs/demo
+	$(VENV)/bin/tagrpo demo --preset regime --output-dir outputs/demo
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check tagrpo tests benchmarks

@@ -236,7 +236,7 @@ def test_train_help_lists_every_field_with_its_choices(capsys):
 
 def test_other_commands_have_help_choices_and_negatable_booleans(capsys):
     for argv, expected in ((["eval", "--help"], ["{auto,vllm,transformers}", "--no-chat-template", "--overwrite"]),
-                           (["demo", "--help"], ["{quick,default}", "--arms"]),
+                           (["demo", "--help"], ["{quick,default,regime}", "--arms", "--learning-rates"]),
                            (["rephrase", "--help"], ["{openai,transformers,rule}", "--token-limit-param"])):
         with pytest.raises(SystemExit):
             main(argv)

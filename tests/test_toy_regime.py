@@ -133,26 +133,37 @@ def test_the_basic_worlds_premise_prompts_are_the_demos_as_before():
         premise_prompts("hard", 2, 0)
 
 
-@pytest.mark.slow
-def test_quick_demo_on_the_regime_world(tmp_path):
-    from tagrpo.toy.demo import DemoConfig, run_demo
+@pytest.fixture(scope="module")
+def tiny_regime_base(tmp_path_factory):
     from tagrpo.toy.regime_base import RegimePretrainConfig, pretrain_regime_base
 
-    tiny = RegimePretrainConfig(
-        output_dir=str(tmp_path / "base"), steps=3, corpus_size=64, hidden_size=32, num_layers=1
+    out = tmp_path_factory.mktemp("regime_base")
+    return pretrain_regime_base(
+        RegimePretrainConfig(output_dir=str(out), steps=3, corpus_size=64, hidden_size=32, num_layers=1)
     )
-    base = pretrain_regime_base(tiny)
+
+
+@pytest.mark.slow
+def test_quick_demo_on_the_regime_world(tmp_path, tiny_regime_base):
+    from tagrpo.toy.demo import DemoConfig, run_demo
+
     cfg = DemoConfig(
-        output_dir=str(tmp_path / "demo"), base_dir=base, world="regime", hard_share=0.5, preset="quick",
-        arms="grpo,ta_grpo", rl_steps=2, eval_questions=8, eval_samples=2, checkpoints=1, num_iterations=2,
+        output_dir=str(tmp_path / "demo"), base_dir=tiny_regime_base, world="regime", hard_share=0.5, preset="quick",
+        arms="grpo,equal_sampling,ta_grpo", rl_steps=2, eval_questions=8, eval_samples=2, checkpoints=1,
+        num_iterations=2, learning_rates="ta_grpo=1e-4",
     )  # fmt: skip
     assert cfg.max_completion_length == 36
     result = run_demo(cfg)
     runs = result["runs"]
-    assert [runs[a]["rollouts"] for a in ("grpo", "ta_grpo")] == [2 * 4 * 4, 2 * 4 * 16]
-    # two optimizer steps per generation batch: twice the updates for the same rollouts, the clip fraction logged
+    assert [runs[a]["rollouts"] for a in ("grpo", "equal_sampling", "ta_grpo")] == [2 * 4 * 4, 2 * 4 * 16, 2 * 4 * 16]
+    assert [runs[a]["learning_rate"] for a in ("grpo", "ta_grpo")] == [3e-5, 1e-4]
+    # two optimizer steps per generation batch: twice the updates for the same rollouts, a clip fraction per update
+    # (the second update of a batch is logged in its own row, without the generation's keys)
     assert [runs[a]["optimizer_updates"] for a in ("grpo", "ta_grpo")] == [4, 4]
-    assert all("clip_ratio/region_mean" in step for step in runs["ta_grpo"]["steps"])
+    assert len(runs["ta_grpo"]["clip_fraction"]) == 4 and len(runs["ta_grpo"]["steps"]) == 2
+    # equal-sampling's rescue split: its first G=4 samples of q0 against all 16; GRPO has no such split
+    assert all("tagrpo/reference/rescued/from_zero" in s for s in runs["equal_sampling"]["steps"])
+    assert not any("tagrpo/reference/rescued/from_zero" in s for s in runs["grpo"]["steps"])
     assert all(0.0 <= runs[a]["strategy_entropy"] <= 1.0 for a in runs)
     report = (tmp_path / "demo" / "report.md").read_text()
     assert "The hard subset" in report and "strategy entropy (bits)" in report
@@ -162,6 +173,28 @@ def test_quick_demo_on_the_regime_world(tmp_path):
     ]
     assert all(regime.parse(r["prompt"]) and r["hard"] == regime.is_hard(*regime.parse(r["prompt"])) for r in rows)
     assert 0 < sum(r["hard"] for r in rows) < len(rows)
+
+
+@pytest.mark.slow
+def test_mid_training_evaluation_leaves_the_trajectory_unchanged(tmp_path, tiny_regime_base):
+    """Evaluation samples under its own forked RNG: a run measured at every step trains exactly as one never
+    measured (same rewards, same completions, same final model)."""
+    from rich.console import Console
+
+    from tagrpo.toy.demo import DemoConfig, held_out_rows, train_arm
+
+    out = {}
+    for checkpoints in (0, 4):
+        cfg = DemoConfig(
+            output_dir=str(tmp_path / f"c{checkpoints}"), world="regime", preset="quick", arms="ta_grpo", rl_steps=4,
+            eval_questions=8, eval_samples=4, checkpoints=checkpoints, num_iterations=2, learning_rate=1e-3,
+        )  # fmt: skip
+        out[checkpoints] = train_arm("ta_grpo", cfg, tiny_regime_base, held_out_rows(cfg), Console(quiet=True))
+    measured, unmeasured = out[4], out[0]
+    assert [p["step"] for p in measured["curve"]] == [1, 2, 3, 4] and unmeasured["curve"] == []
+    assert measured["steps"] == unmeasured["steps"] and measured["clip_fraction"] == unmeasured["clip_fraction"]
+    assert measured["counts"] == unmeasured["counts"]
+    assert len({s["completions/mean_length"] for s in measured["steps"]}) > 1  # sampled: the RNG state matters
 
 
 def test_hard_subset_rows_worked_by_hand():
@@ -200,3 +233,24 @@ def test_shipped_regime_base_matches_its_recipe_and_holds_the_premise():
     # measured (benchmarks/results/toy_premise_validation_700.md): hard q0 0.1%, easy q0 11%, symbolic 86-89%
     assert pass1[(1.0, "q0")] < 0.03 and pass1[(1.0, "symbolic")] > 0.6 and pass1[(0.0, "symbolic")] > 0.6
     assert 0.0 < pass1[(0.0, "q0")] < 0.4
+
+
+def _flag_result(ta_counts, es_counts, clip):
+    def run(counts, p1):
+        return {"counts": counts, "samples": 4, "pass_at_k": {"1": p1, "4": p1}, "clip_fraction": clip}
+
+    return {"config": {"num_iterations": 2}, "premise": {"symbolic": 0.9, "spelled": 0.1},
+            "runs": {"base": run([0, 0, 2, 4], 0.3), "grpo": run([0, 0, 2, 4], 0.2),
+                     "equal_sampling": run(es_counts, 0.4), "ta_grpo": run(ta_counts, 0.4)}}
+
+
+def test_demo_flags_fire_when_the_run_contradicts_the_method():
+    from tagrpo.toy.report import flags
+
+    # hard subset: questions 0 and 1 (the base's 0 of 4); equal-sampling solves one of them, TA-GRPO none
+    fired = flags(_flag_result([0, 0, 4, 4], [0, 1, 4, 4], [0.0, 0.0]))
+    assert any(f.startswith("GRPO did not raise held-out pass@1") for f in fired)
+    assert any("on the hard subset equal-sampling GRPO reached pass@4 50.0" in f for f in fired)
+    assert any(f.startswith("TA-GRPO took several optimizer steps") and "the clip did not act" in f for f in fired)
+    quiet = flags(_flag_result([1, 2, 4, 4], [0, 0, 4, 4], [0.0, 0.03]))
+    assert not any("hard subset" in f or "clip did not act" in f for f in quiet)

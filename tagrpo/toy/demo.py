@@ -41,12 +41,23 @@ from tagrpo.toy.regime import strategy_entropy, strategy_of
 from tagrpo.toy.worlds import MAX_COMPLETION, WORLDS, premise_prompts, question_rows, resolve_world_base
 
 DEMO_ARMS = ("grpo", "augmentation", "equal_sampling", "ta_grpo")
+REGIME_LEARNING_RATES = (  # each arm's best on validation problems: benchmarks/results/toy_regime.md, "sweep"
+    "grpo=1e-5,grpo_long=1e-5,equal_sampling=1e-5,ta_grpo=1e-4,ta_grpo_control=1e-5,ta_grpo_behavior=1e-5,"
+    "pooled_no_anchor=3e-5,ta_grpo_adaptive=1e-4,ta_grpo_history=1e-4"
+)
 PRESETS = {
     "quick": dict(
-        rl_steps=6, train_questions=16, questions_per_step=4, eval_questions=32, eval_samples=8, checkpoints=2
+        rl_steps=6, train_questions=16, questions_per_step=4, eval_questions=32, eval_samples=8, checkpoints=2,
+        num_iterations=1, learning_rates="", world="basic", hard_share=0.6, arms=",".join(DEMO_ARMS),
     ),
     "default": dict(
-        rl_steps=100, train_questions=128, questions_per_step=8, eval_questions=128, eval_samples=16, checkpoints=4
+        rl_steps=100, train_questions=128, questions_per_step=8, eval_questions=128, eval_samples=16, checkpoints=4,
+        num_iterations=1, learning_rates="", world="basic", hard_share=0.6, arms=",".join(DEMO_ARMS),
+    ),
+    "regime": dict(
+        rl_steps=12, train_questions=64, questions_per_step=8, eval_questions=64, eval_samples=64, checkpoints=1,
+        num_iterations=2, learning_rates=REGIME_LEARNING_RATES, world="regime", hard_share=0.9,
+        arms="grpo,equal_sampling,ta_grpo,ta_grpo_control",
     ),
 }
 CURVE_QUESTIONS, CURVE_SAMPLES = 64, 8
@@ -67,7 +78,8 @@ STEP_KEYS = (
     "tagrpo/expanded",
     "tagrpo/rescued/from_zero",
     "tagrpo/rescued/from_one",
-    "clip_ratio/region_mean",
+    "tagrpo/reference/rescued/from_zero",
+    "tagrpo/reference/rescued/from_one",
 )
 
 
@@ -77,37 +89,54 @@ class DemoConfig:
 
     output_dir: str = helped("outputs/demo", "where metrics.json, report.md, the plots and the runs go")
     base_dir: str | None = helped(None, "the base model (default: the shipped checkpoint, tagrpo/toy/checkpoint)")
-    world: str = helped("basic", f"the embedded world: {' or '.join(WORLDS)} (tagrpo.toy.worlds)")
-    hard_share: float = helped(0.6, "regime world: share of questions with a tens word the base never read")
-    preset: str = helped("default", "default (the five-seed benchmark's settings) or quick (a smoke test)")
+    world: str | None = helped(None, f"embedded world: {' or '.join(WORLDS)} (default: the preset's)")
+    hard_share: float | None = helped(None, "regime world: share of questions with a tens word the base never read")
+    preset: str = helped(
+        "default", "default (the basic world's five-seed benchmark), regime (make demo: the hardest setting of "
+        "benchmarks/toy_regime.py, per-arm learning rates from its validation sweep) or quick (a smoke test)"
+    )
     seed: int = helped(0, "fixes the training and held-out questions and all sampling; arms of a seed are paired")
-    arms: str = helped(",".join(DEMO_ARMS), f"comma-separated arms of tagrpo.toy.arms: {', '.join(ARMS)}")
+    arms: str | None = helped(None, f"comma-separated arms of tagrpo.toy.arms: {', '.join(ARMS)}")
     rl_steps: int | None = helped(None, "GRPO's optimizer steps (default: the preset's)")
     train_questions: int | None = helped(None, "questions to train on (default: the preset's)")
     questions_per_step: int | None = helped(None, "questions per step (default: the preset's)")
     eval_questions: int | None = helped(None, "held-out questions (default: the preset's)")
     eval_samples: int | None = helped(None, "samples per held-out question, the largest k (default: the preset's)")
-    checkpoints: int | None = helped(None, "held-out pass@1 measurements during training (default: the preset's)")
+    checkpoints: int | None = helped(None, "held-out measurements during training, 0: none (default: the preset's)")
     num_rephrasings: int = helped(3, "N, rephrasings per question")
     num_generations: int = helped(4, "G, samples per prompt")
-    learning_rate: float = helped(3e-5, "one learning rate for every arm (chosen by the benchmark's sweep)")
-    num_iterations: int = helped(1, "optimizer steps per generation batch (2+: the importance ratio and clip act)")
+    learning_rate: float = helped(3e-5, "the learning rate of every arm not in --learning-rates")
+    learning_rates: str | None = helped(None, "per-arm learning rates, arm=lr,arm=lr (default: the preset's)")
+    num_iterations: int | None = helped(None, "optimizer steps per generation batch (2+: the ratio and clip act)")
+    held_out_split: str = helped("test", "problems of the held-out questions: test, or validation (for tuning)")
     max_completion_length: int | None = helped(None, "tokens per completion (default: 28 basic, 36 regime)")
 
     def __post_init__(self):
         check_mode("preset", self.preset, tuple(PRESETS))
-        check_mode("world", self.world, WORLDS)
-        if self.max_completion_length is None:
-            self.max_completion_length = MAX_COMPLETION[self.world]
         for key, value in PRESETS[self.preset].items():
             if getattr(self, key) is None:
                 setattr(self, key, value)
+        check_mode("world", self.world, WORLDS)
+        if self.max_completion_length is None:
+            self.max_completion_length = MAX_COMPLETION[self.world]
+        check_mode("held_out_split", self.held_out_split, ("test", "validation"))
         for name in self.arm_list:
             check_mode("arm", name, tuple(ARMS))
+        self.lr_of = {}  # arm: learning rate, from --learning-rates
+        for item in filter(None, (x.strip() for x in self.learning_rates.split(","))):
+            arm, _, value = item.partition("=")
+            try:
+                lr = float(value)
+            except ValueError:
+                raise ValueError(f"learning_rates: {item!r} is not arm=number") from None
+            self.lr_of[check_mode("arm", arm.strip(), tuple(ARMS))] = lr
 
     @property
     def arm_list(self) -> list[str]:
         return [m.strip() for m in self.arms.split(",") if m.strip()]
+
+    def learning_rate_of(self, arm: str) -> float:
+        return self.lr_of.get(arm, self.learning_rate)
 
     def settings(self, arm: str) -> dict:
         return arm_settings(arm, self.num_rephrasings, self.num_generations, self.rl_steps, self.train_questions)
@@ -139,14 +168,18 @@ class HeldOutCurve(TrainerCallback):
         self.rows, self.steps = held_out[:CURVE_QUESTIONS], steps
         self.max_new_tokens, self.seed = max_new_tokens, seed
         self.points: list[dict] = []
+        self.generations = 0  # generation steps so far; ``steps`` counts these, not optimizer updates
 
     def measure(self, model, tokenizer) -> dict:
         result = evaluate(model, tokenizer, self.rows, CURVE_SAMPLES, self.max_new_tokens, self.seed)
         return {"pass@1": result["pass_at_k"]["1"], f"pass@{CURVE_SAMPLES}": result["pass_at_k"][str(CURVE_SAMPLES)]}
 
     def on_log(self, args, state, control, logs=None, model=None, processing_class=None, **kwargs):
-        if logs and "tagrpo/rollouts" in logs and state.global_step in self.steps:
-            point = {"step": state.global_step, "rollouts": logs["tagrpo/rollouts"]}
+        if not logs or "tagrpo/rollouts" not in logs:  # not a generation step (num_iterations > 1)
+            return
+        self.generations += 1
+        if self.generations in self.steps:
+            point = {"step": self.generations, "rollouts": logs["tagrpo/rollouts"]}
             self.points.append({**point, **self.measure(model, processing_class)})
 
 
@@ -161,7 +194,7 @@ def premise(model, tokenizer, cfg: DemoConfig) -> dict:
     return out
 
 
-def _trainer_config(cfg: DemoConfig, s: dict, run_dir: str, pool: int):
+def _trainer_config(cfg: DemoConfig, name: str, s: dict, run_dir: str, pool: int):
     """The arm's ``TAGRPOConfig``: its settings ``s`` and what every arm shares."""
     from tagrpo.trainer.config import TAGRPOConfig
 
@@ -172,11 +205,12 @@ def _trainer_config(cfg: DemoConfig, s: dict, run_dir: str, pool: int):
         advantage_scope=s["advantage_scope"],
         anchor=s["anchor"],
         pool_mode=s["pool_mode"],
+        reference_group_size=cfg.num_generations if ARMS[name].wide else None,
         per_device_train_batch_size=cfg.questions_per_step * pool,
         max_completion_length=cfg.max_completion_length,
         max_steps=s["max_steps"] * cfg.num_iterations,  # the same rollouts for any num_iterations
         num_iterations=cfg.num_iterations,
-        learning_rate=cfg.learning_rate,
+        learning_rate=cfg.learning_rate_of(name),
         lr_scheduler_type="constant",
         logging_steps=1,
         console_every=0,
@@ -192,7 +226,9 @@ def _trainer_config(cfg: DemoConfig, s: dict, run_dir: str, pool: int):
     )
 
 
-def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], console: Console) -> dict:
+def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], console: Console, after=None) -> dict:
+    """Train arm ``name`` from ``base``, evaluate it on ``held_out``; ``after(model, tokenizer)``, when given, adds
+    its result under ``forms`` (the benchmark's per-form accuracy after training)."""
     from tagrpo.trainer.run import TrainJob, run_train
 
     s = cfg.settings(name)
@@ -205,38 +241,52 @@ def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], conso
     metrics_path = os.path.join(run_dir, "metrics.jsonl")
     if os.path.exists(metrics_path):
         os.remove(metrics_path)
-    every = max(1, s["max_steps"] // cfg.checkpoints)
-    curve = HeldOutCurve(held_out, set(range(every, s["max_steps"] + 1, every)), cfg.max_completion_length, cfg.seed)
+    every = max(1, s["max_steps"] // max(cfg.checkpoints, 1))
+    points = set(range(every, s["max_steps"] + 1, every)) if cfg.checkpoints else set()
+    curve = HeldOutCurve(held_out, points, cfg.max_completion_length, cfg.seed)
     pool = (s["num_rephrasings"] + 1) * s["num_generations"]
-    config = _trainer_config(cfg, s, run_dir, pool)
+    config = _trainer_config(cfg, name, s, run_dir, pool)
     what = ""
     if s["num_rephrasings"]:
         what = f"N={s['num_rephrasings']} ({s['plan']}), scope={s['advantage_scope']}, anchor={s['anchor']}, "
     console.print(
         f"[bold]{ARMS[name].label}[/bold]: {what}G={s['num_generations']}, {s['max_steps']} generations x "
-        f"{cfg.questions_per_step} of {s['train_questions']} questions"
+        f"{cfg.questions_per_step} of {s['train_questions']} questions, learning rate {cfg.learning_rate_of(name):g}"
     )
     start = time.perf_counter()
     trainer = run_train(TrainJob(model=base, data=data, template="plain"), config, callbacks=[curve])
     wall = time.perf_counter() - start
     with open(metrics_path, encoding="utf-8") as f:
-        steps = [{k: r[k] for k in STEP_KEYS if k in r} for r in map(json.loads, f) if "tagrpo/rollouts" in r]
+        logged = [json.loads(line) for line in f]
+    steps = [{k: r[k] for k in STEP_KEYS if k in r} for r in logged if "tagrpo/rollouts" in r]
+    clip = [r["clip_ratio/region_mean"] for r in logged if "clip_ratio/region_mean" in r]  # per optimizer update
     rows_per_step = cfg.questions_per_step * pool
     final = evaluate(
         trainer.model, trainer.processing_class, held_out, cfg.eval_samples, cfg.max_completion_length, cfg.seed
     )
+    forms = after(trainer.model, trainer.processing_class) if after else None
     return {
         "arm": name,
         **s,
+        "forms": forms,
         "rollouts": trainer.rollouts,
         "optimizer_updates": trainer.state.global_step,
+        "learning_rate": cfg.learning_rate_of(name),
         "completion_tokens": round(sum(st["completions/mean_length"] * rows_per_step for st in steps)),
         "wall_s": wall,
         "steps": steps,
+        "clip_fraction": clip,
         "curve": curve.points,
         "curve_questions": len(curve.rows),
         **final,
     }
+
+
+def held_out_rows(cfg: DemoConfig) -> list[dict]:
+    """The held-out q0 questions of ``cfg``'s seed, from its ``held_out_split``."""
+    return question_rows(
+        cfg.world, cfg.eval_questions, 2000 + cfg.seed, 0, split=cfg.held_out_split, hard_share=cfg.hard_share
+    )
 
 
 def run_demo(cfg: DemoConfig, console: Console | None = None) -> dict:
@@ -250,7 +300,7 @@ def run_demo(cfg: DemoConfig, console: Console | None = None) -> dict:
     os.makedirs(cfg.output_dir, exist_ok=True)
     fallback = os.path.join(cfg.output_dir, "base" if cfg.world == "basic" else "base_regime")
     base = resolve_world_base(cfg.world, cfg.base_dir, fallback, console)
-    held_out = question_rows(cfg.world, cfg.eval_questions, 2000 + cfg.seed, 0, split="test", hard_share=cfg.hard_share)
+    held_out = held_out_rows(cfg)
     tokenizer = AutoTokenizer.from_pretrained(base)
     base_model = AutoModelForCausalLM.from_pretrained(base)
     console.print(f"evaluating the base model on {cfg.eval_questions} held-out questions x {cfg.eval_samples} samples")

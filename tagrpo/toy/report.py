@@ -277,11 +277,37 @@ def flags(result: dict) -> list[str]:
         if control["mean"] >= ta["mean"]:
             out.append(f"CONTRARY TO EXPECTATION: the renaming-only control reached pass@1 {pct(control)} %, not "
                        f"below TA-GRPO's {pct(ta)} %: the gain of this run is not explained by easier rephrasings.")
+    hard = np.asarray(runs["base"]["counts"]) == 0  # (Q,) the hard subset
+    if hard.any() and "equal_sampling" in runs and "ta_grpo" in runs:
+        kk = k_max([result])
+        es, ta = (question_interval({**runs[a], "counts": np.asarray(runs[a]["counts"])[hard].tolist()}, kk)
+                  for a in ("equal_sampling", "ta_grpo"))
+        if es["mean"] >= ta["mean"]:
+            out.append(f"CONTRARY TO EXPECTATION: on the hard subset equal-sampling GRPO reached pass@{kk} "
+                       f"{pct(es)} %, not below TA-GRPO's {pct(ta)} %: in this run the rephrasings did not reach "
+                       "what q0 hides.")
+    for arm, run in runs.items():
+        if arm != "base" and result["config"].get("num_iterations", 1) > 1 and not any(run.get("clip_fraction", [1])):
+            out.append(f"{label(arm)} took several optimizer steps per generation but its ratio never left the clip "
+                       "range (clip fraction 0 at every update): the clip did not act.")
     p = result.get("premise") or {}
     if p and p["symbolic"] - p["spelled"] < 0.3:
         out.append(f"The premise is weak in this base model: symbolic {p['symbolic']:.2f} vs q0's form "
                    f"{p['spelled']:.2f}.")
     return out
+
+
+VERDICTS = {  # world: where its verdicts over seeds are
+    "basic": "`benchmarks/results/toy_reproduction.md` (`python benchmarks/toy_reproduction.py`)",
+    "regime": "`benchmarks/results/toy_regime.md` (`python benchmarks/toy_regime.py`, every knob setting)",
+}
+
+
+def _rates(result: dict) -> str:
+    rates = {a: r["learning_rate"] for a, r in result["runs"].items() if "learning_rate" in r}
+    if len(set(rates.values())) == 1:
+        return f"{next(iter(rates.values())):g} (every arm)"
+    return ", ".join(f"{label(a)} {v:g}" for a, v in rates.items()) or f"{result['config']['learning_rate']:g}"
 
 
 def write_report(output_dir: str, results: list[dict], console=None) -> str:
@@ -294,6 +320,7 @@ def write_report(output_dir: str, results: list[dict], console=None) -> str:
     os.makedirs(output_dir, exist_ok=True)
     pngs = plot_all(results, output_dir)
     cfg = results[0]["config"]
+    world = cfg.get("world") or "basic"
     headers, rows = arm_rows(results)
     compact = [0, 1, 4, 5, 6]  # arm, rollouts, wall, pass@1, pass@k: what fits a terminal
     print_table(console, [headers[i] for i in compact], [[r[i] for i in compact] for r in rows],
@@ -307,13 +334,14 @@ def write_report(output_dir: str, results: list[dict], console=None) -> str:
         lines += ["**Quick preset: a smoke test of the pipeline (a few steps); its numbers mean nothing.**", ""]
     lines += [
         f"**One seed** (seed {cfg['seed']}). Intervals are 95% over the {held}, not over seeds: they do not show "
-        "how much another seed would differ. Whether the paper's claims hold is decided over five seeds in "
-        "`benchmarks/results/toy_reproduction.md` (`python benchmarks/toy_reproduction.py`); this report decides "
-        "nothing." if len(results) == 1 else f"{_seeds(results)}; intervals are 95% over seeds.",
+        "how much another seed would differ. Whether the paper's claims hold is decided over seeds in "
+        f"{VERDICTS[world]}; this report decides nothing."
+        if len(results) == 1 else f"{_seeds(results)}; intervals are 95% over seeds.",
         "",
         f"N={cfg['num_rephrasings']} rephrasings, G={cfg['num_generations']} samples per prompt, "
-        f"{cfg['questions_per_step']} questions per step, {cfg['rl_steps']} steps (GRPO), learning rate "
-        f"{cfg['learning_rate']:g}, completions up to {cfg['max_completion_length']} tokens, sampling at "
+        f"{cfg['questions_per_step']} questions per step, {cfg['rl_steps']} steps (GRPO), "
+        f"{cfg.get('num_iterations', 1)} optimizer step(s) per generation batch, learning rates "
+        f"{_rates(results[0])}, completions up to {cfg['max_completion_length']} tokens, sampling at "
         f"temperature 1. Base model: `{results[0]['base_dir']}`. Machine: {results[0]['machine']}. "
         f"Wall time {results[0]['wall_s']:.0f} s.",
         "",

@@ -81,6 +81,14 @@ class TAGRPOConfig(GRPOConfig):
     rephrasing_policy: str | None = field(
         default=None, metadata={"help": "Old name of short_rephrasings, still read (with a warning)."}
     )
+    reference_group_size: int | None = field(
+        default=None,
+        metadata={
+            "help": "Diagnostics only, without rephrasings: also log the rescue split of each question's first K "
+            "samples against all G (tagrpo/reference/rescued/...; equal-sampling GRPO's counterpart of a pool's "
+            "rescue, with K the G of the TA-GRPO it is compared with). G must be a multiple of K."
+        },
+    )
     metrics_jsonl: str | None = field(
         default="metrics.jsonl",
         metadata={"help": "File in output_dir receiving one JSON line per log step; None disables it."},
@@ -112,6 +120,13 @@ class TAGRPOConfig(GRPOConfig):
             raise InputError(f"console_every must be >= 0, got {self.console_every}")
         if self.num_rephrasings < 0:
             raise InputError(f"num_rephrasings must be >= 0, got {self.num_rephrasings}")
+        if self.reference_group_size is not None and (
+            self.num_rephrasings or self.reference_group_size < 1 or self.num_generations % self.reference_group_size
+        ):
+            raise InputError(
+                f"reference_group_size ({self.reference_group_size}) needs num_rephrasings=0 and must divide "
+                f"num_generations ({self.num_generations})"
+            )
         if self.generation_batch_size % self.pool_size != 0:
             raise InputError(
                 f"generation_batch_size ({self.generation_batch_size}) must hold whole pools of "

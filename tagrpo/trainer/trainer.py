@@ -295,6 +295,11 @@ class TAGRPOTrainer(GRPOTrainer):
         ).view(-1)  # (R_all,)
         for name, value in group_diagnostics(grouped).items():
             self._metrics["train"][f"tagrpo/{name}"].append(value)
+        if cfg.reference_group_size:  # the first K samples of q0 as the "original" group, all G as its "pool"
+            split = grouped.view(grouped.size(0), -1, cfg.reference_group_size)  # (B, G/K, K)
+            for name, value in group_diagnostics(split).items():
+                if name.startswith("rescued"):
+                    self._metrics["train"][f"tagrpo/reference/{name}"].append(value)
         logged = self._logs["advantages"]
         for _ in range(min(len(advantages), len(logged))):
             logged.pop()
