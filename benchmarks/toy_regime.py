@@ -16,6 +16,7 @@ The design (knob settings, arms, seeds, sweep, primary contrasts) is declared in
 
 Every cell is one process-pool task (``--workers`` processes of one torch thread each) writing its result to its
 own directory under ``--work-dir``; a finished cell is reused, so an interrupted study resumes where it stopped.
+Each training invocation appends its wall time to ``--work-dir``/invocations.jsonl, which the report sums.
 Writes ``toy_regime.json``, ``toy_regime.md`` and ``toy_regime.png`` into ``--out``; ``--render-only`` rewrites them
 from the cells on disk.
 """
@@ -30,7 +31,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
-from tagrpo.data.jsonl import read_jsonl, write_jsonl
+from tagrpo.data.jsonl import append_jsonl, read_jsonl, write_jsonl
 from tagrpo.toy import study
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -168,6 +169,12 @@ def study_specs(args, lrs: dict[str, float]) -> list[tuple[dict, str]]:
     return out
 
 
+def _log_invocation(args, start: float) -> None:
+    """One line per training invocation in ``work_dir/invocations.jsonl``: what the study cost in wall time."""
+    append_jsonl(os.path.join(args.work_dir, "invocations.jsonl"),
+                 [{"argv": args.argv, "wall_s": time.perf_counter() - start, "workers": args.workers}])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=2, help="cells trained at once (one torch thread each)")
@@ -194,13 +201,16 @@ def main() -> None:
     lrs = study.choose_learning_rates([r for r in rows if r["arm"] != "base"])
     print("learning rates from the sweep:", lrs, flush=True)
     if args.sweep_only:
+        _log_invocation(args, start)
         return
     lrs.update({arm: lrs["ta_grpo"] for arm in study.ADAPTIVE_ARMS})
     specs = study_specs(args, lrs)
     cells = finished(specs) if args.render_only else run_all(specs, args.workers, "study")
     from toy_regime_report import write
 
-    write(args, rows, lrs, list(cells.values()), time.perf_counter() - start)
+    if not args.render_only:
+        _log_invocation(args, start)
+    write(args, rows, lrs, list(cells.values()), read_jsonl(os.path.join(args.work_dir, "invocations.jsonl")))
 
 
 if __name__ == "__main__":

@@ -37,6 +37,18 @@ def _pool_uniform_2nd_half(run: dict) -> float:
     return mean(s["tagrpo/pool/zero_std"] for s in steps)
 
 
+def _slim(cell: dict) -> dict:
+    """The cell without its held-out curve, the floats of its per-step logs rounded (a readable JSON)."""
+    def r4(v):
+        return round(v, 4) if isinstance(v, float) else v
+
+    out = {k: v for k, v in cell.items() if k != "curve"}
+    out["steps"] = [{k: r4(v) for k, v in step.items()} for step in cell.get("steps", [])]
+    out["clip_fraction"] = [r4(v) for v in cell.get("clip_fraction", [])]
+    out["pass_at_k"] = {k: r4(v) for k, v in cell["pass_at_k"].items()}
+    return out
+
+
 def index(cells: list[dict]) -> tuple[dict, dict]:
     runs, bases = {}, {}
     for c in cells:
@@ -220,6 +232,18 @@ def sweep_table(rows: list[dict], lrs: dict) -> str:
                            "clip fraction % (max)", ""], out)
 
 
+def equivalence_rows(verdicts: list[dict]) -> list[list]:
+    """The primary contrasts at the easy end (no hard questions): is TA-GRPO about equal to each baseline there?
+    TOST within +-EQUIVALENCE_MARGIN on the same paired values (exploratory: not in the Holm family)."""
+    out = []
+    for r in verdicts:
+        if r["primary"] and r["knob"] == min(study.KNOBS):
+            eq = study.about_equal(r["values"])
+            out.append([f"{label(r['arm'])} - {label(r['ref'])}", f"pass@{r['k']}", pct(r, sign=True), r["n"],
+                        f"{eq['p_tost']:.2g}", "about equal" if eq["equivalent"] else "not shown equal"])
+    return out
+
+
 def conditions(runs: dict, bases: dict, verdicts: list[dict]) -> list[list]:
     """The testbed's own conditions, each computed: RL works at every setting, the ratio clips, the intervals are
     as narrow as the issue asks, the blind guess stays at most 2%."""
@@ -244,7 +268,7 @@ def conditions(runs: dict, bases: dict, verdicts: list[dict]) -> list[list]:
     return out
 
 
-def write(args, sweep_rows: list[dict], lrs: dict, cells: list[dict], wall_s: float) -> None:
+def write(args, sweep_rows: list[dict], lrs: dict, cells: list[dict], invocations: list[dict]) -> None:
     runs, bases = index(cells)
     k = max(c["samples"] for c in cells)
     verdicts = study.judge(runs, bases, study.primary_contrasts(k) + study.exploratory_contrasts(k))
@@ -255,10 +279,15 @@ def write(args, sweep_rows: list[dict], lrs: dict, cells: list[dict], wall_s: fl
     plot_map(verdicts, bases, os.path.join(args.out, "toy_regime.png"))
     seeds = sorted({s for (_, s, a) in runs if a == "ta_grpo"})
     cell_wall = sum(c["cell_wall_s"] for c in cells) + sum(r.get("cell_wall_s", 0) for r in sweep_rows)
-    saved = {"command": "python benchmarks/toy_regime.py " + " ".join(args.argv), "machine": machine(),
-             "wall_s": wall_s, "cell_wall_s": cell_wall, "learning_rates": lrs, "sweep": sweep_rows,
-             "verdicts": verdicts, "conditions": conds,
-             "cells": [{k2: v for k2, v in c.items() if k2 not in ("curve",)} for c in cells]}
+    wall_s = sum(i["wall_s"] for i in invocations)
+    argv = invocations[-1]["argv"] if invocations else args.argv  # the invocation that trained the study
+    command = "python benchmarks/toy_regime.py " + " ".join(argv)
+    if args.render_only:
+        command += "`, these files redrawn from its cells by `python benchmarks/toy_regime.py --render-only"
+    saved = {"command": command, "machine": machine(),
+             "invocations": invocations, "wall_s": wall_s, "cell_wall_s": cell_wall, "learning_rates": lrs,
+             "sweep": sweep_rows, "verdicts": verdicts, "conditions": conds,
+             "cells": [_slim(c) for c in cells]}
     with open(os.path.join(args.out, "toy_regime.json"), "w", encoding="utf-8") as f:
         json.dump(saved, f, indent=None)
     steps = next(c["max_steps"] for (_, _, a), c in runs.items() if a == "ta_grpo")
@@ -267,9 +296,10 @@ def write(args, sweep_rows: list[dict], lrs: dict, cells: list[dict], wall_s: fl
         "# Where TA-GRPO pays: the regime map of the embedded world (issue 19)",
         "",
         f"Command: `{saved['command']}` (cells cached under `{args.work_dir}`, resumable). Machine: "
-        f"{saved['machine']}; {args.workers} worker processes of one torch thread each. Wall time of this "
-        f"invocation {wall_s / 60:.1f} min; sum of every cell's own wall time, sweep included, "
-        f"{cell_wall / 60:.1f} min.",
+        f"{saved['machine']}. Wall time {wall_s / 60:.1f} min over the invocations that trained cells ("
+        + "; ".join(f"`{' '.join(i['argv']) or '(no flags)'}` {i['wall_s'] / 60:.1f} min on {i['workers']} workers"
+                    + (f", from {i['recovered_from']}" if i.get("recovered_from") else "") for i in invocations)
+        + f"); sum of every cell's own wall time, sweep included, {cell_wall / 60:.1f} min.",
         "",
         f"Design, declared in `tagrpo/toy/study.py` before the study ran: knob `hard_share` in {list(study.KNOBS)}; "
         f"primary arms {'; '.join(label(a) for a in study.PRIMARY_ARMS)} over seeds {seeds}; exploratory arms "
@@ -298,6 +328,13 @@ def write(args, sweep_rows: list[dict], lrs: dict, cells: list[dict], wall_s: fl
         verdict_table(primary),
         "",
         "![regime map](toy_regime.png)",
+        "",
+        f"At h={min(study.KNOBS):g} (no hard questions), is TA-GRPO about equal to each baseline? Equivalence test "
+        f"(TOST, both one-sided p < 0.05 within +-{100 * study.EQUIVALENCE_MARGIN:.0f} pp) on the same paired values; "
+        "exploratory:",
+        "",
+        markdown_table(["contrast", "metric", "mean, pp [95% CI]", "seeds", "p (TOST)", "result"],
+                       equivalence_rows(verdicts)),
         "",
         "## The testbed's conditions",
         "",

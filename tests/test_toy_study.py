@@ -141,3 +141,20 @@ def test_reference_group_size_is_checked():
     with pytest.raises(ValueError, match="num_rephrasings=0"):
         TAGRPOConfig(output_dir="/tmp/x", num_rephrasings=3, num_generations=4, reference_group_size=4,
                      per_device_train_batch_size=16, use_cpu=True, report_to=[])
+
+
+def test_make_demo_runs_the_study_hardest_setting_at_its_swept_rates():
+    """``tagrpo demo --preset regime`` is the study's setting at h = 0.9 with the learning rates its validation sweep
+    chose (benchmarks/results/toy_regime.json): a rerun of the sweep that changes them fails here."""
+    import json
+    from pathlib import Path
+
+    from tagrpo.toy.demo import DemoConfig
+
+    saved = json.loads((Path(__file__).resolve().parents[1] / "benchmarks/results/toy_regime.json").read_text())
+    cfg = DemoConfig(preset="regime")
+    assert cfg.world == "regime" and cfg.hard_share == study.HARDEST and cfg.num_iterations == 2
+    assert {arm: cfg.learning_rate_of(arm) for arm in saved["learning_rates"]} == saved["learning_rates"]
+    cell = next(c for c in saved["cells"] if c["spec"].get("arm") == "ta_grpo")
+    assert (cell["max_steps"], cell["train_questions"], cell["samples"]) == (cfg.rl_steps, cfg.train_questions,
+                                                                          cfg.eval_samples)

@@ -325,6 +325,10 @@ def write_report(output_dir: str, results: list[dict], console=None) -> str:
     compact = [0, 1, 4, 5, 6]  # arm, rollouts, wall, pass@1, pass@k: what fits a terminal
     print_table(console, [headers[i] for i in compact], [[r[i] for i in compact] for r in rows],
                 title=f"Embedded world, {_seeds(results)}, held-out q0 (95% intervals); full table in report.md")
+    sub_headers, sub_rows = subset_rows(results)
+    if any(r[2] != "-" for r in sub_rows) and not sub_rows[0][1].startswith("0%"):  # the world has hard questions
+        print_table(console, sub_headers[:4], [r[:4] for r in sub_rows],
+                    title="The hard subset: held-out questions the base never solved on q0")
     notes = [f for r in results for f in flags(r)]
     for line in notes:
         console.print(f"[bold red]{line}")
