@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tagrpo.core import pass_at_k
-from tagrpo.evaluation.stats import equivalence, holm, interval, t_test
+from tagrpo.evaluation.stats import equivalence, interval, t_test
 from tagrpo.modes import check_mode
-from tagrpo.toy.verdicts import ALPHA, verdict
+from tagrpo.toy.verdicts import ALPHA, holm_and_verdicts
 
 KNOBS = (0.0, 0.6, 0.9)  # hard_share settings: today's regime (the easy end) to the hardest
 HARDEST = max(KNOBS)
@@ -139,12 +139,7 @@ def judge(cells: dict, bases: dict, contrasts: list[Contrast]) -> list[dict]:
         null = -EQUIVALENCE_MARGIN if c.kind == "matches" else 0.0
         rows.append({**c.__dict__, "text": c.text, **interval(values), "values": values, "p": t_test(values, null),
                      "family": "primary" if c.primary else "exploratory"})
-    primary = [r for r in rows if r["primary"]]
-    for r, adjusted in zip(primary, holm([r["p"] for r in primary]), strict=True):
-        r["p_holm"] = adjusted
-    for r in rows:
-        r["verdict"] = verdict(r["mean"], r.get("p_holm", r["p"]), r["kind"])
-    return rows
+    return holm_and_verdicts(rows)
 
 
 def gain_condition(cells: dict, bases: dict, knob: float, arm: str) -> dict:

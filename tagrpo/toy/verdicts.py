@@ -143,6 +143,12 @@ def judge(results: list[dict], k_max: int) -> list[dict]:
         values = paired(results, c.metric, c.arm, c.ref)
         rows.append({**c.__dict__, **interval(values), "values": values, "p": t_test(values, null_of(c.kind)),
                      "family": "primary" if c.primary else "exploratory"})
+    return holm_and_verdicts(rows)
+
+
+def holm_and_verdicts(rows: list[dict]) -> list[dict]:
+    """Rows with ``p``, ``mean``, ``kind`` and ``primary``: Holm-adjust the primary ones' p as one family
+    (``p_holm``), then give every row its verdict (on ``p_holm`` where there is one). Returns ``rows``."""
     primary = [r for r in rows if r["primary"]]
     for r, adjusted in zip(primary, holm([r["p"] for r in primary]), strict=True):
         r["p_holm"] = adjusted
