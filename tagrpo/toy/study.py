@@ -34,7 +34,7 @@ SEEDS = tuple(range(10))  # primary arms
 EXPLORATORY_SEEDS = tuple(range(5))  # exploratory and adaptive arms
 SWEEP_SEEDS = (100, 101)  # never reported
 SWEEP_LRS = (1e-5, 3e-5, 1e-4, 3e-4, 1e-3)  # half-decades up to half the pretraining rate (2e-3); 1e-5 added
-# after the first four left four arms at their lowest value (a grid edge)
+# after the first four left five arms at their lowest value (a grid edge)
 SWEEP_KNOB = 0.6  # the sweep runs at one setting; its learning rates serve every setting
 SWEEP_SAMPLES = 16  # per validation question
 SUBSETS = ("all", "hard", "rest")
