@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 from tagrpo.core import pass_at_k  # noqa: E402
 from tagrpo.evaluation.stats import interval  # noqa: E402
 from tagrpo.toy.arms import ARMS  # noqa: E402
+from tagrpo.toy.study import hard_mask  # noqa: E402
 from tagrpo.toy.verdicts import metric, zero_advantage_key  # noqa: E402
 
 STYLE = {  # arm: (colour, marker, line style)
@@ -65,21 +66,27 @@ def question_interval(run: dict, k: int) -> dict:
     return {"mean": m, "lo": max(0.0, m - half), "hi": min(1.0, m + half), "n": len(per_q)}
 
 
+def _hard(result: dict) -> np.ndarray:
+    return hard_mask(result["runs"]["base"]["counts"])  # (Q,)
+
+
+def restrict(run: dict, keep: np.ndarray) -> dict:
+    """``run`` with its per-question counts limited to the questions where ``keep`` (Q,) is True."""
+    return {**run, "counts": np.asarray(run["counts"])[keep].tolist()}
+
+
 def subset_rows(results: list[dict]) -> tuple[list[str], list[list[str]]]:
     """pass@1 and pass@k_max per arm on the hard subset (held-out questions with 0 correct of n at base on q0)
     and on the rest; intervals as in the main table (over seeds, or over one seed's questions)."""
     kk = k_max(results)
-    hard = [np.asarray(r["runs"]["base"]["counts"]) == 0 for r in results]  # per seed (Q,)
+    hard = [_hard(r) for r in results]  # per seed (Q,)
     headers = ["arm", "hard questions", "pass@1 % hard", f"pass@{kk} % hard", "pass@1 % rest", f"pass@{kk} % rest"]
     rows = []
     for arm in results[0]["runs"]:
         cells = [label(arm), f"{mean(float(h.mean()) for h in hard) * 100:.0f}%"]
         for subset in (True, False):
             for k in (1, kk):
-                parts = [
-                    {**run, "counts": np.asarray(run["counts"])[h == subset].tolist()}
-                    for run, h in ((r["runs"][arm], h) for r, h in zip(results, hard, strict=True))
-                ]
+                parts = [restrict(r["runs"][arm], h == subset) for r, h in zip(results, hard, strict=True)]
                 if any(not p["counts"] for p in parts):
                     cells.append("-")
                 elif len(parts) == 1:
@@ -277,17 +284,17 @@ def flags(result: dict) -> list[str]:
         if control["mean"] >= ta["mean"]:
             out.append(f"CONTRARY TO EXPECTATION: the renaming-only control reached pass@1 {pct(control)} %, not "
                        f"below TA-GRPO's {pct(ta)} %: the gain of this run is not explained by easier rephrasings.")
-    hard = np.asarray(runs["base"]["counts"]) == 0  # (Q,) the hard subset
+    hard = _hard(result)  # (Q,)
     if hard.any() and "equal_sampling" in runs and "ta_grpo" in runs:
         kk = k_max([result])
-        es, ta = (question_interval({**runs[a], "counts": np.asarray(runs[a]["counts"])[hard].tolist()}, kk)
-                  for a in ("equal_sampling", "ta_grpo"))
+        es, ta = (question_interval(restrict(runs[a], hard), kk) for a in ("equal_sampling", "ta_grpo"))
         if es["mean"] >= ta["mean"]:
             out.append(f"CONTRARY TO EXPECTATION: on the hard subset equal-sampling GRPO reached pass@{kk} "
                        f"{pct(es)} %, not below TA-GRPO's {pct(ta)} %: in this run the rephrasings did not reach "
                        "what q0 hides.")
     for arm, run in runs.items():
-        if arm != "base" and result["config"].get("num_iterations", 1) > 1 and not any(run.get("clip_fraction", [1])):
+        clipped = run.get("clip_fraction")  # per optimizer update; absent in results from before it was recorded
+        if arm != "base" and result["config"].get("num_iterations", 1) > 1 and clipped is not None and not any(clipped):
             out.append(f"{label(arm)} took several optimizer steps per generation but its ratio never left the clip "
                        "range (clip fraction 0 at every update): the clip did not act.")
     p = result.get("premise") or {}
@@ -326,7 +333,8 @@ def write_report(output_dir: str, results: list[dict], console=None) -> str:
     print_table(console, [headers[i] for i in compact], [[r[i] for i in compact] for r in rows],
                 title=f"Embedded world, {_seeds(results)}, held-out q0 (95% intervals); full table in report.md")
     sub_headers, sub_rows = subset_rows(results)
-    if any(r[2] != "-" for r in sub_rows) and not sub_rows[0][1].startswith("0%"):  # the world has hard questions
+    shares = [float(_hard(r).mean()) for r in results]
+    if min(shares) > 0 and round(100 * mean(shares)) > 0:  # hard questions in every seed, a share the table shows
         print_table(console, sub_headers[:4], [r[:4] for r in sub_rows],
                     title="The hard subset: held-out questions the base never solved on q0")
     notes = [f for r in results for f in flags(r)]
