@@ -38,14 +38,16 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
-def _quiet_worker() -> None:
+def _quiet_worker(threads: int = 1) -> None:
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
 
 
 def cell_path(work: str, spec: dict) -> str:
     name = "base" if spec["kind"] == "base" else f"{spec['arm']}_lr{spec['learning_rate']:g}"
+    if spec["kind"] != "base" and spec.get("rl_steps"):
+        name += f"_steps{spec['rl_steps']}"  # a longer run than the preset's (the RL check) or a smoke test's
     return os.path.join(work, spec["split"], f"h{spec['knob']:g}", f"seed{spec['seed']}", name, "result.jsonl")
 
 
@@ -54,14 +56,15 @@ def done(path: str, spec: dict) -> dict | None:
     return rows[0] if rows and rows[0]["spec"] == spec else None
 
 
-def run_cell(spec: dict, path: str) -> dict:
-    """One cell (an arm, or the base model) in this process; its log goes to ``log.txt`` beside the result."""
+def run_cell(spec: dict, path: str, compute=None) -> dict:
+    """One cell (an arm, or the base model) in this process, by ``compute(spec, directory)`` (this study's
+    ``_compute`` by default); its log goes to ``log.txt`` beside the result."""
     if (result := done(path, spec)) is not None:
         return result
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(os.path.join(os.path.dirname(path), "log.txt"), "w", encoding="utf-8") as log, \
             contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-        result = _compute(spec, os.path.dirname(path))
+        result = (compute or _compute)(spec, os.path.dirname(path))
     write_jsonl(path, [result])
     return result
 
@@ -110,15 +113,17 @@ def finished(specs: list[tuple[dict, str]]) -> dict[str, dict]:
     return {path: r for spec, path in specs if (r := done(path, spec)) is not None}
 
 
-def run_all(specs: list[tuple[dict, str]], workers: int, what: str) -> dict[str, dict]:
-    """Every cell of ``specs`` (reusing finished ones), ``workers`` at a time; results keyed by path."""
+def run_all(specs: list[tuple[dict, str]], workers: int, what: str, compute=None, threads: int = 1) -> dict[str, dict]:
+    """Every cell of ``specs`` (reusing finished ones), ``workers`` processes of ``threads`` torch threads at a
+    time, each cell by ``compute`` (see ``run_cell``); results keyed by path."""
     results = finished(specs)
     todo = [(spec, path) for spec, path in specs if path not in results]
     print(f"{what}: {len(specs)} cells, {len(results)} done before, {len(todo)} to run on {workers} workers",
           flush=True)
     start = time.perf_counter()
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_quiet_worker) as pool:
-        futures = {pool.submit(run_cell, spec, path): path for spec, path in todo}
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_quiet_worker,
+                             initargs=(threads,)) as pool:
+        futures = {pool.submit(run_cell, spec, path, compute): path for spec, path in todo}
         for i, future in enumerate(as_completed(futures), start=1):
             path = futures[future]
             results[path] = future.result()

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from tagrpo.toy.verdicts import ALPHA, MARGIN, judge, metric, requirements, verdict
+from tagrpo.evaluation.verdicts import ALPHA, MARGIN, verdict
+from tagrpo.toy.verdicts import judge, metric, requirements
 
 
 @pytest.mark.parametrize(

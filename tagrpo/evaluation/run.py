@@ -45,6 +45,8 @@ class EvalConfig:
     max_new_tokens: int = helped(3072, "tokens per response")
     template: str = helped("paper", "paper (the paper's instruction), plain (the question) or fewshot")
     chat_template: bool = helped(False, "wrap the prompt in the tokenizer's chat template")
+    system_prompt: str | None = helped(None, "with --chat-template, a system message before the question ('' an "
+                                       "empty one); unset: the chat template's own default")
     engine: str = helped("auto", "vLLM when installed and a GPU is present, else transformers")
     batch_size: int = helped(256, "rows per transformers generate call")
     chunk_questions: int = helped(16, "questions per written chunk of counts.jsonl")
@@ -123,7 +125,8 @@ def evaluate_benchmark(name: str, cfg: EvalConfig, engine, embedder, console: Co
         task = bar.add_task(name, total=len(rows), completed=len(rows) - len(todo))
         for start in range(0, len(todo), cfg.chunk_questions):
             chunk = todo[start : start + cfg.chunk_questions]
-            prompts = [render_prompt(r["question"], engine.tokenizer, cfg.template, cfg.chat_template) for r in chunk]
+            prompts = [render_prompt(r["question"], engine.tokenizer, cfg.template, cfg.chat_template,
+                                     cfg.system_prompt) for r in chunk]
             seeds = [question_seed(cfg.seed, r["id"]) for r in chunk]
             responses = engine.generate(prompts, cfg.n, cfg.temperature, cfg.top_p, cfg.max_new_tokens, seeds)
             lines = []

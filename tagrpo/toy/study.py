@@ -10,7 +10,7 @@ result holds the base model's counts on the same questions; a question is *hard*
 ``samples`` right on it, the *rest* are the others. ``subset_pass`` is the unbiased pass@k averaged over the
 questions of one subset. A contrast is judged on the paired per-seed differences (arm minus reference, same knob
 and seed): Student-t 95% interval, two-sided t-test; the primary family is Holm-corrected as one family across all
-knob settings. Verdicts as in ``tagrpo.toy.verdicts``.
+knob settings. Verdicts as in ``tagrpo.evaluation.verdicts``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import numpy as np
 
 from tagrpo.core import pass_at_k
 from tagrpo.evaluation.stats import equivalence, interval, t_test
+from tagrpo.evaluation.verdicts import ALPHA, holm_and_verdicts
 from tagrpo.modes import check_mode
-from tagrpo.toy.verdicts import ALPHA, holm_and_verdicts
 
 KNOBS = (0.0, 0.6, 0.9)  # hard_share settings: today's regime (the easy end) to the hardest
 HARDEST = max(KNOBS)
@@ -39,6 +39,12 @@ SWEEP_KNOB = 0.6  # the sweep runs at one setting; its learning rates serve ever
 SWEEP_SAMPLES = 16  # per validation question
 SUBSETS = ("all", "hard", "rest")
 EQUIVALENCE_MARGIN = 0.02  # "about equal": both one-sided bounds inside +-2 pp
+# RL check (benchmarks/toy_rl_check.py), declared after the study found GRPO flat at the preset's budget: plain
+# GRPO at RL_CHECK_STEPS generation steps (8x the preset's), its rate chosen on validation pass@1 at h=0 (every
+# question learnable there) over RL_CHECK_LRS on SWEEP_SEEDS, then SEEDS at every knob on the study's test cells.
+RL_CHECK_STEPS = 96
+RL_CHECK_LRS = (1e-5, 3e-5, 1e-4)
+RL_CHECK_SWEEP_KNOB = 0.0
 
 
 def sweep_objective(pass_at_k: dict) -> float:
@@ -78,7 +84,7 @@ class Contrast:
     ref: str  # "base": against the base model on the same questions
     subset: str
     k: int
-    kind: str = "greater"  # greater, less, matches: as in tagrpo.toy.verdicts
+    kind: str = "greater"  # greater, less, matches: as in tagrpo.evaluation.verdicts
     primary: bool = False
 
     @property

@@ -9,9 +9,8 @@ their mean, the 95% Student-t interval, and the two-sided t-test p-value against
   at pass@1 and pass@k_max; written after the first five-seed runs had been seen, so post hoc for those and
   pre-registered for later ones) are one family: their p-values are Holm-adjusted. Every other
   claim is exploratory and judged on its own p-value, and says so.
-- ``greater``: reproduced when the (adjusted) p is below ``ALPHA`` and the mean is above 0, refuted when it is
-  below ``ALPHA`` and the mean below 0, else inconclusive; ``less``: the mirror image;
-- ``matches`` (non-inferiority within ``MARGIN``): the same against ``-MARGIN``.
+- Verdicts (``greater``, ``less``, ``matches``) and Holm's correction as in ``tagrpo.evaluation.verdicts``, which
+  the regime study and the real-model study share.
 
 The testbed's conditions: a "≥" condition is met when the interval's lower bound reaches it; "about 0" is an
 equivalence test (TOST within ``MARGIN``). One seed gives no interval: every verdict of a single seed is
@@ -24,12 +23,9 @@ import math
 from dataclasses import dataclass
 from statistics import mean
 
-from tagrpo.evaluation.stats import equivalence, holm, interval, t_test
-from tagrpo.modes import check_mode
+from tagrpo.evaluation.stats import equivalence, interval, t_test
+from tagrpo.evaluation.verdicts import ALPHA, MARGIN, holm_and_verdicts, null_of
 
-ALPHA = 0.05
-KINDS = ("greater", "less", "matches")
-MARGIN = 0.02  # non-inferiority margin of the "matches" claims, absolute (2 percentage points)
 GAIN_TARGET = 0.10  # GRPO's required pass@1 gain over the base model
 
 
@@ -67,19 +63,6 @@ def metric(run: dict, name: str) -> float:
 def zero_advantage_key(run: dict) -> str:
     """The logged share of uniform groups among those the run normalises over (its pools, or its prompt groups)."""
     return "tagrpo/pool/zero_std" if run.get("advantage_scope", "pool") == "pool" else "tagrpo/variant/zero_std"
-
-
-def verdict(mean_diff: float, p: float, kind: str) -> str:
-    """The verdict of a claim from its mean difference and its (adjusted) p-value against the claim's null."""
-    check_mode("kind", kind, KINDS)
-    if math.isnan(p) or p >= ALPHA:
-        return "inconclusive"
-    above = mean_diff > null_of(kind)
-    return "reproduced" if above == (kind != "less") else "refuted"
-
-
-def null_of(kind: str) -> float:
-    return -MARGIN if kind == "matches" else 0.0
 
 
 @dataclass(frozen=True)
@@ -144,17 +127,6 @@ def judge(results: list[dict], k_max: int) -> list[dict]:
         rows.append({**c.__dict__, **interval(values), "values": values, "p": t_test(values, null_of(c.kind)),
                      "family": "primary" if c.primary else "exploratory"})
     return holm_and_verdicts(rows)
-
-
-def holm_and_verdicts(rows: list[dict]) -> list[dict]:
-    """Rows with ``p``, ``mean``, ``kind`` and ``primary``: Holm-adjust the primary ones' p as one family
-    (``p_holm``), then give every row its verdict (on ``p_holm`` where there is one). Returns ``rows``."""
-    primary = [r for r in rows if r["primary"]]
-    for r, adjusted in zip(primary, holm([r["p"] for r in primary]), strict=True):
-        r["p_holm"] = adjusted
-    for r in rows:
-        r["verdict"] = verdict(r["mean"], r.get("p_holm", r["p"]), r["kind"])
-    return rows
 
 
 def requirements(results: list[dict]) -> list[dict]:

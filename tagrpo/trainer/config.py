@@ -89,6 +89,16 @@ class TAGRPOConfig(GRPOConfig):
             "rescue, with K the G of the TA-GRPO it is compared with). G must be a multiple of K."
         },
     )
+    generation_autocast: bool = field(
+        default=True,
+        metadata={"help": "Generate with transformers under the trainer's autocast (bf16/fp16 when training in it), "
+                  "as the loss is computed; False: TRL's full-precision generation."},
+    )
+    cpu_completion_scoring: bool = field(
+        default=True,
+        metadata={"help": "On the CPU, project only the completion positions through the vocabulary (as TRL does "
+                  "on CUDA); False: TRL's every position. The same log-probs."},
+    )
     metrics_jsonl: str | None = field(
         default="metrics.jsonl",
         metadata={"help": "File in output_dir receiving one JSON line per log step; None disables it."},

@@ -40,6 +40,11 @@ class TrainJob:
     rephrasings_field: str = field(default="rephrasings", metadata={"help": "Column holding the rephrasings."})
     template: str = field(default="paper", metadata={"help": f"Prompt template; one of {tuple(TEMPLATES)}."})
     chat_template: bool = field(default=False, metadata={"help": "Send prompts as a user message (chat)."})
+    system_prompt: str | None = field(
+        default=None,
+        metadata={"help": "With chat_template, a system message before the question ('' an empty one); unset: the "
+                  "chat template's own default."},
+    )
     reward: str = field(default="math", metadata={"help": f"Reward function; one of {tuple(REWARDS)}."})
     max_questions: int | None = field(default=None, metadata={"help": "Keep only the first K questions."})
 
@@ -133,9 +138,10 @@ def build_rows(job: TrainJob, num_rephrasings: int, short: str) -> tuple[list[di
     formatted = [
         {
             "id": str(r["id"]),
-            "prompt": format_prompt(r["prompt"], job.template, job.chat_template),
+            "prompt": format_prompt(r["prompt"], job.template, job.chat_template, job.system_prompt),
             "answer": str(r["answer"]),
-            "rephrasings": [format_prompt(t, job.template, job.chat_template) for t in r["rephrasings"]],
+            "rephrasings": [format_prompt(t, job.template, job.chat_template, job.system_prompt)
+                            for t in r["rephrasings"]],
         }
         for r in rows
     ]

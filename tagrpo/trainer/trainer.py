@@ -23,7 +23,11 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
    not drawn before). Rows not generated get no loss and reward NaN.
 8. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen, the history mode's record of
    uniform q0 groups), restored on resume, so that ``tagrpo/rollouts``, tokens/s and the history continue.
-9. With several processes, at interpreter exit the trainer drops its distributed wrappers and destroys the
+9. Speed, both switchable: on the CPU, TRL's fused LM head scores only the completion positions, as it does on
+   CUDA (``cpu_completion_scoring``, ``tagrpo.trainer.compact``: the same log-probs, without the prompt positions'
+   vocabulary projections); transformers generation runs under the trainer's autocast, the precision the loss is
+   computed in (``generation_autocast``; TRL generates in the weights' full precision).
+10. With several processes, at interpreter exit the trainer drops its distributed wrappers and destroys the
    default process group (``tagrpo.trainer.shutdown``): left alive, gloo's threads can abort the process.
 
 What stays TRL's, said plainly: the loss is TRL's ``_compute_loss``. ``tagrpo.core.clipped_surrogate`` is the
@@ -45,6 +49,7 @@ import json
 import logging
 import os
 import time
+from contextlib import nullcontext
 
 import torch
 from accelerate.utils import gather_object
@@ -64,6 +69,7 @@ from tagrpo.core import (
     uniform_groups,
 )
 from tagrpo.trainer.adaptive import expansion_rows, history_choice, merge, phase_rows
+from tagrpo.trainer.compact import completion_positions_only
 from tagrpo.trainer.config import TAGRPOConfig
 from tagrpo.trainer.metrics_log import MetricsLogger, RichProgress
 from tagrpo.trainer.shutdown import shutdown_distributed_at_exit
@@ -173,7 +179,9 @@ class TAGRPOTrainer(GRPOTrainer):
         if self._pending is not None:
             # Engines that deduplicate prompts (vLLM server mode) see blocks of G identical prompts per variant.
             num_generations = self.args.num_generations
-        return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations, *args, **kwargs)
+        with self.accelerator.autocast() if self.args.generation_autocast else nullcontext():
+            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations, *args,
+                                                 **kwargs)
 
     def _generate_adaptive(self, generating, variant_index):
         cfg: TAGRPOConfig = self.args
@@ -265,6 +273,10 @@ class TAGRPOTrainer(GRPOTrainer):
                 series.pop()  # TRL's value, computed against the loss's conditional
             series.append(getattr(gathered, reduce)().item())
         return ratio
+
+    def _get_per_token_logps_and_entropies(self, model, *args, **kwargs):
+        with completion_positions_only() if self.args.cpu_completion_scoring else nullcontext():
+            return super()._get_per_token_logps_and_entropies(model, *args, **kwargs)
 
     def _logps_on(self, output, ids, mask):
         """(R, T) log-probs of the completions conditioned on the (R, P) prompt ``ids``, under no_grad."""

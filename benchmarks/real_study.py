@@ -1,0 +1,284 @@
+"""A verdict on a real LLM: TA-GRPO against equal-sampling GRPO on SmolLM2-135M-Instruct, several seeds (issue 20).
+
+Command (what produced benchmarks/results/real_study.*; the model from `tagrpo models fetch smollm2-135m`):
+
+    .venv/bin/python benchmarks/real_study.py            # CPU, the committed scale
+    python benchmarks/real_study.py --device cuda --scale 4   # a GPU: 4x the steps, seeds and held-out samples
+
+The design, declared here before the runs:
+
+- Task (``real_task.py``): sums ``a + b`` with operands 0..19 in four surface forms, train / validation / test
+  problems disjoint. q0's form: the hardest whose base accuracy on validation problems lies in 10-70%
+  (``premise`` cell); TA-GRPO's rephrasings are the other three forms; the control's are q0's form renamed.
+- Arms (``ARMS``), 8 completions per question per step except plain GRPO: equal-sampling GRPO (G=8 of q0),
+  TA-GRPO (N=3, G=2), its renaming-only control, pooling without anchoring (``anchor="none"``), and plain GRPO
+  (G=2, a quarter of the rollouts: the low-compute reference).
+- Settings (``STUDY``): ``STEPS`` generation steps of ``questions`` training questions, each generation batch
+  split into two optimizer steps (``steps_per_generation=2``: the second half is one update off-policy, so the
+  anchored ratio and the clip act), bf16 autocast over fp32 master weights (generation included), the one-example
+  prompt in the chat template with an empty system message, 12 completion tokens, two cells at once
+  (``benchmarks/real_throughput.py`` measures these against today's, and the base accuracy on q0's form). No KL
+  (the paper's code has 0.001): a reference forward per rollout cost about 15% of a step here, and the budget is
+  the constraint; a ``beta`` in ``STUDY`` turns it on.
+- Learning rates: each arm's best validation pass@1 + pass@8 on q0 over ``SWEEP_LRS`` (seed ``SWEEP_SEEDS``), at
+  ``SWEEP_STEPS`` generation steps (half the study's, for the budget; ties to the smaller rate).
+- Evaluation (test problems, every arm and the base, paired by seed): ``EVAL_SAMPLES`` samples per question on
+  q0's form (pass@1, pass@8), ``FORM_SAMPLES`` per question in every form; embedding diversity (all-MiniLM-L6-v2)
+  among each question's correct responses; from training, q0's uniform share and the rescue split.
+- Verdicts (``tagrpo.evaluation.verdicts``): primary, Holm-corrected: TA-GRPO against equal-sampling GRPO and
+  against the control at pass@1 and pass@8; everything else exploratory.
+
+Every cell (premise, base, or an arm at a rate and seed) is cached under ``--work-dir`` and reused: an interrupted
+study resumes. Writes ``real_study.json`` and ``real_study.md`` (``real_study_report.py``) into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import real_task  # noqa: E402
+from toy_regime import RESULTS, finished, run_all  # noqa: E402
+
+from tagrpo.data.jsonl import append_jsonl, read_jsonl  # noqa: E402
+
+STUDY = {"template": "oneshot", "system_prompt": "", "max_completion_length": 12, "questions": 4, "num_iterations": 1,
+         "steps_per_generation": 2, "beta": 0.0, "generation_autocast": True, "cpu_completion_scoring": True,
+         "workers": 2}  # measured against today's by benchmarks/real_throughput.py
+STEPS = 32  # 32 x 4 questions x 8 = 1,024 rollouts per arm and seed
+SWEEP_STEPS = 16  # the sweep at half the budget: the study's 3 hours on 2 cores
+ARMS = {
+    "equal_sampling": {"num_rephrasings": 0, "num_generations": 8, "reference_group_size": 2},
+    "ta_grpo": {"num_rephrasings": 3, "num_generations": 2},
+    "ta_grpo_control": {"num_rephrasings": 3, "num_generations": 2, "plan": "control"},
+    "pooled_no_anchor": {"num_rephrasings": 3, "num_generations": 2, "anchor": "none"},
+    "grpo": {"num_rephrasings": 0, "num_generations": 2},
+}
+PRIMARY_ARMS = ("ta_grpo", "equal_sampling", "ta_grpo_control")
+SEEDS = (0, 1, 2)
+SWEEP_SEEDS = (100,)
+SWEEP_LRS = (3e-6, 1e-5, 3e-5)
+EVAL_SAMPLES = 8
+FORM_SAMPLES = 2
+PREMISE_SAMPLES = 4
+TRAIN_TEMPERATURE = 0.7  # a 135M model at 1.0 writes mostly noise
+EVAL_SAMPLING = {"temperature": 0.6, "top_p": 0.95}  # the paper's evaluation
+MIXED_BAND = (0.1, 0.7)
+
+
+def cell_path(work: str, spec: dict) -> str:
+    name = spec["kind"] if spec["kind"] != "arm" else f"{spec['arm']}_lr{spec['learning_rate']:g}"
+    return os.path.join(work, spec["split"], f"seed{spec['seed']}", name, "result.jsonl")
+
+
+def choose_q0(premise: dict) -> str:
+    """The hardest form whose base accuracy lies in ``MIXED_BAND`` (the hardest of all if none does)."""
+    acc = premise["accuracy"]
+    mixed = [f for f in real_task.FORMS if MIXED_BAND[0] <= acc[f] <= MIXED_BAND[1]]
+    return min(mixed or real_task.FORMS, key=lambda f: acc[f])
+
+
+def _render(rows: list[dict], form: str) -> list[str]:
+    return [real_task.render(r["a"], r["b"], form, r["name"], r["item"]) for r in rows]
+
+
+def held_out(split: str, count: int | None) -> list[dict]:
+    """The split's problems with a fixed name and item each: the same questions for every arm and seed."""
+    return real_task.questions(split, "symbolic", "main", seed=0, count=count)
+
+
+def sample(model, tokenizer, texts: list[str], n: int, seed: int, max_new_tokens: int) -> list[list[str]]:
+    from tagrpo.data.prompts import render_prompt
+    from tagrpo.evaluation.sampling import sample_responses
+
+    prompts = [render_prompt(t, tokenizer, STUDY["template"], True, STUDY["system_prompt"]) for t in texts]
+    return sample_responses(model, tokenizer, prompts, n, max_new_tokens=max_new_tokens, seed=seed, progress=False,
+                            **EVAL_SAMPLING)
+
+
+def correct(responses: list[list[str]], rows: list[dict]) -> list[list[bool]]:
+    from tagrpo.rewards.math import boxed_or_last_number_correct
+
+    return [[boxed_or_last_number_correct(r, row["answer"]) for r in rs] for rs, row in zip(responses, rows,
+                                                                                             strict=True)]
+
+
+def evaluate(model, tokenizer, spec: dict, q0: str, embedder) -> dict:
+    """Counts on q0's form (``samples`` each), per-form accuracy (test only), diversity of correct responses."""
+    import numpy as np
+
+    from tagrpo.evaluation.diversity import mean_pairwise_cosine_distance
+    from tagrpo.evaluation.sampling import pass_at_k_curve
+
+    rows = held_out(spec["split"], spec.get("questions"))
+    n, tokens = spec["samples"], STUDY["max_completion_length"]
+    responses = sample(model, tokenizer, _render(rows, q0), n, spec["seed"], tokens)
+    hits = correct(responses, rows)
+    counts = np.array([sum(h) for h in hits])  # (Q,)
+    out = {"counts": counts.tolist(), "samples": n, "pass_at_k": pass_at_k_curve(counts, n, (1, n)),
+           "example": responses[0][0]}
+    if spec["split"] == "test":
+        forms = {}
+        for form in real_task.FORMS:
+            got = sample(model, tokenizer, _render(rows, form), FORM_SAMPLES, spec["seed"] + 1, tokens)
+            forms[form] = float(np.mean([x for h in correct(got, rows) for x in h]))
+        out["forms"] = forms
+        distances = [mean_pairwise_cosine_distance(embedder([r for r, ok in zip(rs, h, strict=True) if ok]))
+                     for rs, h in zip(responses, hits, strict=True) if sum(h) > 1]
+        out["diversity_correct"] = float(np.mean(distances)) if distances else None
+        out["diversity_questions"] = len(distances)
+    return out
+
+
+def train(spec: dict, q0: str, out: str, model_dir: str):
+    import json
+
+    import torch
+
+    from tagrpo.data.jsonl import write_jsonl
+    from tagrpo.trainer.config import TAGRPOConfig
+    from tagrpo.trainer.run import TrainJob, run_train
+
+    arm = dict(ARMS[spec["arm"]])
+    plan = arm.pop("plan", "main")
+    n, g, q = arm["num_rephrasings"], arm["num_generations"], STUDY["questions"]
+    steps = spec["steps"]
+    rows = real_task.questions("train", q0, plan, seed=spec["seed"], count=q * steps)
+    data = write_jsonl(os.path.join(out, "train.jsonl"), rows)
+    iters, split = STUDY["num_iterations"], STUDY["steps_per_generation"]
+    config = TAGRPOConfig(
+        output_dir=os.path.join(out, "run"), per_device_train_batch_size=q * (n + 1) * g // split,
+        steps_per_generation=split, max_completion_length=STUDY["max_completion_length"],
+        max_steps=steps * iters * split, num_iterations=iters, generation_autocast=STUDY["generation_autocast"],
+        cpu_completion_scoring=STUDY["cpu_completion_scoring"],
+        learning_rate=spec["learning_rate"], lr_scheduler_type="constant", logging_steps=1, console_every=0,
+        report_to=[], save_strategy="no", seed=spec["seed"], temperature=TRAIN_TEMPERATURE, beta=STUDY["beta"],
+        use_cpu=spec["device"] == "cpu", bf16=True, disable_tqdm=True, shuffle_dataset=False,
+        model_init_kwargs={"dtype": "float32"}, **arm,
+    )
+    job = TrainJob(model=model_dir, data=data, template=STUDY["template"], chat_template=True,
+                   system_prompt=STUDY["system_prompt"], reward="boxed_or_last_number")
+    start = time.perf_counter()
+    trainer = run_train(job, config)
+    wall = time.perf_counter() - start
+    with open(os.path.join(out, "run", "metrics.jsonl"), encoding="utf-8") as f:
+        logged = [json.loads(line) for line in f]
+    keep = ("tagrpo/original/zero_std", "tagrpo/original/all_zero", "tagrpo/original/all_one", "tagrpo/pool/zero_std",
+            "tagrpo/rescued/from_zero", "tagrpo/rescued/from_one", "tagrpo/reference/rescued/from_zero",
+            "tagrpo/reference/rescued/from_one", "reward", "completions/mean_length", "kl")
+    steps_log = [{k: r[k] for k in keep if k in r} for r in logged if "tagrpo/rollouts" in r]
+    trained = {"rollouts": trainer.rollouts, "optimizer_updates": trainer.state.global_step, "wall_s": wall,
+               "completion_tokens": round(sum(s["completions/mean_length"] for s in steps_log) * q * (n + 1) * g),
+               "steps": steps_log, "clip_fraction": [r["clip_ratio/region_mean"] for r in logged
+                                                      if "clip_ratio/region_mean" in r]}
+    return trainer.model.to(torch.bfloat16), trainer.processing_class, trained
+
+
+def _compute(spec: dict, out: str) -> dict:
+    import logging
+
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tagrpo.models import fetch_model
+
+    transformers.utils.logging.disable_progress_bar()
+    logging.getLogger("tagrpo.trainer.run").setLevel(logging.WARNING)
+    start = time.perf_counter()
+    model_dir = fetch_model("smollm2-135m")
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    if spec["kind"] == "premise":
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16).to(spec["device"])
+        rows = held_out("validation", spec.get("questions"))
+        accuracy = {}
+        for form in real_task.FORMS:
+            got = sample(model, tokenizer, _render(rows, form), PREMISE_SAMPLES, spec["seed"],
+                         STUDY["max_completion_length"])
+            accuracy[form] = sum(x for h in correct(got, rows) for x in h) / (PREMISE_SAMPLES * len(rows))
+        return {"spec": spec, "accuracy": accuracy, "cell_wall_s": time.perf_counter() - start}
+    embedder = None
+    if spec["split"] == "test":
+        from tagrpo.evaluation.embed import Embedder
+
+        embedder = Embedder("minilm", device=spec["device"])
+    if spec["kind"] == "base":
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16).to(spec["device"])
+        result = evaluate(model, tokenizer, spec, spec["q0"], embedder)
+    else:
+        model, tokenizer, trained = train(spec, spec["q0"], out, model_dir)
+        result = {**trained, **evaluate(model, tokenizer, spec, spec["q0"], embedder)}
+    return {"spec": spec, **result, "cell_wall_s": time.perf_counter() - start}
+
+
+def specs_for(args, kind: str, split: str, seed: int, arm: str | None = None, lr: float | None = None,
+              q0: str | None = None, steps: int | None = None) -> tuple[dict, str]:
+    spec = {"kind": kind, "split": split, "seed": seed, "device": args.device, **args.overrides}
+    if kind != "premise":
+        spec.update(q0=q0, samples=args.samples)
+    if kind == "arm":
+        spec.update(arm=arm, learning_rate=lr, steps=steps or args.steps)
+    return spec, cell_path(args.work_dir, spec)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cpu", help="cpu or cuda")
+    parser.add_argument("--scale", type=int, default=1, help="multiply steps, seeds and held-out samples (a GPU)")
+    parser.add_argument("--workers", type=int, default=STUDY["workers"],
+                        help="cells at once (the CPU cores shared among them)")
+    parser.add_argument("--work-dir", default="outputs/real_study")
+    parser.add_argument("--out", default=RESULTS)
+    parser.add_argument("--render-only", action="store_true")
+    parser.add_argument("--sweep-only", action="store_true")
+    parser.add_argument("--seeds", type=int, nargs="+", default=None, help="fewer seeds: a smoke test only")
+    parser.add_argument("--steps", type=int, default=None, help="generation steps (a smoke test only)")
+    parser.add_argument("--sweep-lrs", type=float, nargs="+", default=list(SWEEP_LRS))
+    parser.add_argument("--questions", type=int, default=None, help="held-out questions (a smoke test only)")
+    args = parser.parse_args()
+    args.sweep_steps = max(1, (args.steps or STEPS * args.scale) * SWEEP_STEPS // STEPS)
+    args.steps = args.steps or STEPS * args.scale
+    args.samples = EVAL_SAMPLES * args.scale
+    args.seeds = args.seeds or list(range(len(SEEDS) * args.scale))
+    args.overrides = {"questions": args.questions} if args.questions else {}
+    threads = max(1, (os.cpu_count() or 2) // args.workers)
+    start = time.perf_counter()
+
+    def run(specs, what):
+        if args.render_only:
+            return finished(specs)
+        return run_all(specs, args.workers, what, compute=_compute, threads=threads)
+
+    premise_spec = specs_for(args, "premise", "validation", SWEEP_SEEDS[0])
+    premise = run([premise_spec], "premise")
+    if not premise:
+        raise SystemExit(f"no premise cell under {args.work_dir}: run without --render-only first")
+    q0 = choose_q0(next(iter(premise.values())))
+    print(f"q0's form: {q0}", flush=True)
+    sweep_specs = [specs_for(args, "arm", "validation", s, arm, lr, q0, args.sweep_steps) for arm in ARMS
+                   for lr in args.sweep_lrs for s in SWEEP_SEEDS]
+    sweep = run(sweep_specs, "sweep")
+    from real_study_report import choose_learning_rates, write
+
+    lrs = choose_learning_rates(list(sweep.values()))
+    print("learning rates from the sweep:", lrs, flush=True)
+    if not args.sweep_only:
+        study_specs = []
+        for seed in args.seeds:
+            study_specs.append(specs_for(args, "base", "test", seed, q0=q0))
+            study_specs += [specs_for(args, "arm", "test", seed, arm, lrs[arm], q0) for arm in ARMS if arm in lrs]
+        cells = run(study_specs, "study")
+    else:
+        cells = {}
+    log = os.path.join(args.work_dir, "invocations.jsonl")
+    if not args.render_only:
+        append_jsonl(log, [{"argv": sys.argv[1:], "wall_s": time.perf_counter() - start, "workers": args.workers}])
+    write(args, next(iter(premise.values())), q0, list(sweep.values()), lrs, list(cells.values()), read_jsonl(log))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""Verdicts from paired per-seed differences, shared by the embedded world's studies and the real-model study.
+
+A comparison is judged on its per-seed differences ``d_s = x_arm - x_ref`` (``tagrpo.evaluation.stats``: mean,
+Student-t interval, two-sided t-test against the claim's null). A row of the primary family has its p-value
+Holm-adjusted with the others of that family; every other row is exploratory and judged on its own p.
+
+- ``greater``: reproduced when the (adjusted) p is below ``ALPHA`` and the mean is above the null (0), refuted
+  when it is below ``ALPHA`` and the mean below, else inconclusive; ``less``: the mirror image;
+- ``matches`` (non-inferiority within ``MARGIN``): the same as ``greater`` against ``-MARGIN``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from tagrpo.evaluation.stats import holm
+from tagrpo.modes import check_mode
+
+ALPHA = 0.05
+KINDS = ("greater", "less", "matches")
+MARGIN = 0.02  # non-inferiority margin of the "matches" claims, absolute (2 percentage points)
+
+
+def null_of(kind: str) -> float:
+    """The value a claim's t-test is against: 0, or ``-MARGIN`` for "matches"."""
+    check_mode("kind", kind, KINDS)
+    return -MARGIN if kind == "matches" else 0.0
+
+
+def verdict(mean_diff: float, p: float, kind: str) -> str:
+    """The verdict of a claim from its mean difference and its (adjusted) p-value against the claim's null."""
+    null = null_of(kind)
+    if math.isnan(p) or p >= ALPHA:
+        return "inconclusive"
+    above = mean_diff > null
+    return "reproduced" if above == (kind != "less") else "refuted"
+
+
+def holm_and_verdicts(rows: list[dict]) -> list[dict]:
+    """Rows with ``p``, ``mean``, ``kind`` and ``primary``: Holm-adjust the primary ones' p as one family
+    (``p_holm``), then give every row its verdict (on ``p_holm`` where there is one). Returns ``rows``."""
+    primary = [r for r in rows if r["primary"]]
+    for r, adjusted in zip(primary, holm([r["p"] for r in primary]), strict=True):
+        r["p_holm"] = adjusted
+    for r in rows:
+        r["verdict"] = verdict(r["mean"], r.get("p_holm", r["p"]), r["kind"])
+    return rows
