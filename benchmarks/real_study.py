@@ -23,8 +23,9 @@ The design, declared here before the runs:
 - Learning rates: each arm's best validation pass@1 + pass@8 on q0 over ``SWEEP_LRS`` (seed ``SWEEP_SEEDS``), at
   ``SWEEP_STEPS`` generation steps (half the study's, for the budget; ties to the smaller rate).
 - Evaluation (test problems, every arm and the base, paired by seed): ``EVAL_SAMPLES`` samples per question on
-  q0's form (pass@1, pass@8), ``FORM_SAMPLES`` per question in every form; embedding diversity (all-MiniLM-L6-v2)
-  among each question's correct responses; from training, q0's uniform share and the rescue split.
+  q0's form (pass@1, pass@8), ``FORM_SAMPLES`` per question in every other form; embedding diversity
+  (all-MiniLM-L6-v2) among each question's correct responses; from training, q0's uniform share and the rescue
+  split.
 - Verdicts (``tagrpo.evaluation.verdicts``): primary, Holm-corrected: TA-GRPO against equal-sampling GRPO and
   against the control at pass@1 and pass@8; everything else exploratory.
 
@@ -122,8 +123,8 @@ def evaluate(model, tokenizer, spec: dict, q0: str, embedder) -> dict:
     out = {"counts": counts.tolist(), "samples": n, "pass_at_k": pass_at_k_curve(counts, n, (1, n)),
            "example": responses[0][0]}
     if spec["split"] == "test":
-        forms = {}
-        for form in real_task.FORMS:
+        forms = {q0: float(counts.sum() / (n * len(rows)))}  # q0's form from its own n samples
+        for form in (f for f in real_task.FORMS if f != q0):
             got = sample(model, tokenizer, _render(rows, form), FORM_SAMPLES, spec["seed"] + 1, tokens)
             forms[form] = float(np.mean([x for h in correct(got, rows) for x in h]))
         out["forms"] = forms
@@ -239,7 +240,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=None, help="generation steps (a smoke test only)")
     parser.add_argument("--sweep-lrs", type=float, nargs="+", default=list(SWEEP_LRS))
     parser.add_argument("--questions", type=int, default=None, help="held-out questions (a smoke test only)")
+    parser.add_argument("--arms", default=",".join(ARMS), help="comma-separated subset of the arms (a smoke test only)")
     args = parser.parse_args()
+    args.arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    if unknown := [a for a in args.arms if a not in ARMS]:
+        parser.error(f"--arms: unknown {', '.join(unknown)}; valid arms are {', '.join(ARMS)}")
     args.sweep_steps = max(1, (args.steps or STEPS * args.scale) * SWEEP_STEPS // STEPS)
     args.steps = args.steps or STEPS * args.scale
     args.samples = EVAL_SAMPLES * args.scale
@@ -259,7 +264,7 @@ def main() -> None:
         raise SystemExit(f"no premise cell under {args.work_dir}: run without --render-only first")
     q0 = choose_q0(next(iter(premise.values())))
     print(f"q0's form: {q0}", flush=True)
-    sweep_specs = [specs_for(args, "arm", "validation", s, arm, lr, q0, args.sweep_steps) for arm in ARMS
+    sweep_specs = [specs_for(args, "arm", "validation", s, arm, lr, q0, args.sweep_steps) for arm in args.arms
                    for lr in args.sweep_lrs for s in SWEEP_SEEDS]
     sweep = run(sweep_specs, "sweep")
     from real_study_report import choose_learning_rates, write
@@ -270,7 +275,7 @@ def main() -> None:
         study_specs = []
         for seed in args.seeds:
             study_specs.append(specs_for(args, "base", "test", seed, q0=q0))
-            study_specs += [specs_for(args, "arm", "test", seed, arm, lrs[arm], q0) for arm in ARMS if arm in lrs]
+            study_specs += [specs_for(args, "arm", "test", seed, arm, lrs[arm], q0) for arm in args.arms if arm in lrs]
         cells = run(study_specs, "study")
     else:
         cells = {}

@@ -189,7 +189,8 @@ def write(args, premise: dict, q0: str, sweep: list[dict], lrs: dict, cells: lis
         "rephrasing). Embedding diversity: mean pairwise cosine distance (all-MiniLM-L6-v2) among a question's "
         "correct responses, averaged over questions with two or more.",
         "",
-        f"## Per-form accuracy after training (test problems x {FORM_SAMPLES} samples per form, %)",
+        f"## Per-form accuracy after training (test problems x {FORM_SAMPLES} samples per form, q0's form from its "
+        f"{k}, %)",
         "",
         markdown_table(["arm", "seeds", *real_task.FORMS], form_rows(runs, bases, real_task.FORMS)) if bases else "",
         "",

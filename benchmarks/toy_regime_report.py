@@ -261,8 +261,19 @@ def conditions(runs: dict, bases: dict, verdicts: list[dict]) -> list[list]:
                 "met" if all(v > 0 for v in clips.values()) else "not met"])
     wide = [r for r in verdicts if r["primary"] and not math.isnan(r["lo"]) and (r["hi"] - r["lo"]) / 2 >
             HALF_WIDTH_TARGET]
+    detail = ""
+    if wide:
+        widths = [(r["hi"] - r["lo"]) / 2 for r in wide]
+        widest = max(widths)
+        needed = math.ceil(max(r["n"] for r in wide) * (widest / HALF_WIDTH_TARGET) ** 2)
+        detail = (f" ({100 * min(widths):.1f}-{100 * widest:.1f} pp, pass@"
+                  f"{'/'.join(sorted({str(r['k']) for r in wide}))} at h = "
+                  f"{'/'.join(f'{h:g}' for h in sorted({r['knob'] for r in wide}))}; "
+                  f"{sum(r['verdict'] != 'inconclusive' for r in wide)} of them decided; about {needed} seeds would "
+                  "bring the widest to the target, not run)")
     out.append([f"primary 95% half-widths <= {100 * HALF_WIDTH_TARGET:.0f} pp",
-                f"{len(wide)} of {sum(r['primary'] for r in verdicts)} wider", "-", "met" if not wide else "not met"])
+                f"{len(wide)} of {sum(r['primary'] for r in verdicts)} wider{detail}", "-",
+                "met" if not wide else "not met"])
     out.append(["a blind guess hits at most 2% per sample", f"{100 * blind_guess_rate():.2f}%", "-",
                 "met" if blind_guess_rate() <= 0.02 else "not met"])
     return out

@@ -7,6 +7,7 @@ import inspect
 import pytest
 import torch
 import trl.trainer.utils as trl_utils
+from trainer_utils import projected_rows
 from transformers import AutoModelForCausalLM
 
 from tagrpo.trainer.compact import completion_positions_only
@@ -21,21 +22,11 @@ def test_trl_still_decides_compact_scoring_by_its_private_use_triton():
     )
 
 
-def _fused_logps(model, ids, labels, compact: bool, rows: list[int]):
-    apply = trl_utils._ChunkedLogProbFunction.apply
-
-    def counting(hidden, *args):
-        rows.append(hidden.shape[0])
-        return apply(hidden, *args)
-
-    trl_utils._ChunkedLogProbFunction.apply = counting
-    try:
-        if compact:
-            with completion_positions_only():
-                return model(input_ids=ids, labels=labels, fused_lm_head=True).log_probs
-        return model(input_ids=ids, labels=labels, fused_lm_head=True).log_probs
-    finally:
-        trl_utils._ChunkedLogProbFunction.apply = apply
+def _fused_logps(model, ids, labels, compact: bool):
+    if compact:
+        with completion_positions_only():
+            return model(input_ids=ids, labels=labels, fused_lm_head=True).log_probs
+    return model(input_ids=ids, labels=labels, fused_lm_head=True).log_probs
 
 
 def test_cpu_scores_only_the_completion_and_gets_the_same_log_probs(model_dirs):
@@ -43,9 +34,10 @@ def test_cpu_scores_only_the_completion_and_gets_the_same_log_probs(model_dirs):
     trl_utils.add_fused_lm_head(model)
     ids = torch.randint(3, model.config.vocab_size, (3, 10))  # (B, L)
     labels = ids.masked_fill(torch.arange(10) < 7, -100)  # (B, L) the last 3 tokens are the completion
-    full_rows, compact_rows = [], []
-    full = _fused_logps(model, ids, labels, False, full_rows)  # (B, L-1)
-    compact = _fused_logps(model, ids, labels, True, compact_rows)  # (B, L-1)
+    with projected_rows() as full_rows:
+        full = _fused_logps(model, ids, labels, False)  # (B, L-1)
+    with projected_rows() as compact_rows:
+        compact = _fused_logps(model, ids, labels, True)  # (B, L-1)
     assert full_rows == [3 * 9] and compact_rows == [3 * 3]  # every shifted position vs the 3 labelled ones
     torch.testing.assert_close(compact, full)
     assert (compact[:, :6] == 0).all() and (compact[:, 6:] < 0).all()

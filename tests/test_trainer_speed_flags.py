@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-import trl.trainer.utils as trl_utils
 from conftest import pool_rows
-from trainer_utils import make_trainer
+from trainer_utils import make_trainer, projected_rows
 
 
 @pytest.mark.parametrize("on", [True, False])
@@ -28,18 +27,8 @@ def test_generation_runs_under_the_trainers_bf16_autocast_when_asked(model_dirs,
 @pytest.mark.parametrize("on", [True, False])
 def test_cpu_scoring_projects_only_the_completion_positions_when_asked(model_dirs, tmp_path, on):
     trainer = make_trainer(model_dirs["llama"], pool_rows(), tmp_path, max_steps=1, cpu_completion_scoring=on)
-    rows = []
-    apply = trl_utils._ChunkedLogProbFunction.apply
-
-    def counting(hidden, *args):
-        rows.append(hidden.shape[0])
-        return apply(hidden, *args)
-
-    trl_utils._ChunkedLogProbFunction.apply = counting
-    try:
+    with projected_rows() as rows:
         trainer.train()
-    finally:
-        trl_utils._ChunkedLogProbFunction.apply = apply
     assert rows
     completion = trainer.args.max_completion_length * trainer.args.per_device_train_batch_size  # at most
     if on:

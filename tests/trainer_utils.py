@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from contextlib import contextmanager
 
 from datasets import Dataset
 
@@ -81,3 +82,22 @@ def trl_trainer(model_dir, out, reward=hash_reward, **overrides):
     base.update(overrides)
     rows = pool_rows(num_questions=8)
     return GRPOTrainer(model_dir, [reward], args=GRPOConfig(**base), train_dataset=Dataset.from_list(rows))
+
+
+@contextmanager
+def projected_rows():
+    """Inside the block, the row count of every call to TRL's chunked vocabulary projection (the positions scored)."""
+    import trl.trainer.utils as trl_utils
+
+    rows: list[int] = []
+    apply = trl_utils._ChunkedLogProbFunction.apply
+
+    def counting(hidden, *args):
+        rows.append(hidden.shape[0])
+        return apply(hidden, *args)
+
+    trl_utils._ChunkedLogProbFunction.apply = counting
+    try:
+        yield rows
+    finally:
+        trl_utils._ChunkedLogProbFunction.apply = apply
