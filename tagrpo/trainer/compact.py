@@ -6,7 +6,8 @@ position of the sequence (``compact = _use_triton(device)``: off Triton, a chang
 recompile an XLA graph). GRPO labels only the completion, so on CPU the vocabulary projections of every prompt
 position are computed and thrown away. ``completion_positions_only`` makes that decision True on CPU while TRL
 scores: the log-probs are the same, fewer projections are computed (``tests/test_compact.py``, which also pins the
-private name); ``benchmarks/results/real_throughput.md`` measures the time saved. Other devices keep TRL's choice.
+private name); ``benchmarks/results/real_throughput.md`` measures it with the real study's other settings. Other
+devices keep TRL's choice.
 """
 
 from __future__ import annotations
