@@ -62,7 +62,8 @@ ARMS = {
 PRIMARY_ARMS = ("ta_grpo", "equal_sampling", "ta_grpo_control")
 SEEDS = (0, 1, 2)
 SWEEP_SEEDS = (100,)
-SWEEP_LRS = (3e-6, 1e-5, 3e-5)
+SWEEP_LRS = (3e-6, 1e-5, 3e-5, 1e-4)  # 1e-4 added after the first three left the control, pooling without
+# anchoring and plain GRPO at 3e-5, the grid's edge (every arm gets the same grid)
 EVAL_SAMPLES = 8
 FORM_SAMPLES = 2
 PREMISE_SAMPLES = 4
