@@ -136,34 +136,45 @@ def evaluate(model, tokenizer, spec: dict, q0: str, embedder) -> dict:
     return out
 
 
+def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, steps: int, learning_rate: float,
+                seed: int, device: str, shuffle: bool = False):
+    """The ``TrainJob`` and ``TAGRPOConfig`` of ``arm`` under ``setting`` (``STUDY``, or another setting of the same
+    keys, as ``benchmarks/real_throughput.py`` times): ``steps`` generation steps of ``setting["questions"]``
+    training questions in the seed's order, written to ``out/train.jsonl``; the run goes to ``out/run``."""
+    from tagrpo.data.jsonl import write_jsonl
+    from tagrpo.trainer.config import TAGRPOConfig
+    from tagrpo.trainer.run import TrainJob
+
+    shape = {k: v for k, v in ARMS[arm].items() if k != "plan"}
+    n, g, q = shape["num_rephrasings"], shape["num_generations"], setting["questions"]
+    rows = real_task.questions("train", q0, ARMS[arm].get("plan", "main"), seed=seed, count=q * steps)
+    data = write_jsonl(os.path.join(out, "train.jsonl"), rows)
+    iters, split = setting["num_iterations"], setting["steps_per_generation"]
+    config = TAGRPOConfig(
+        output_dir=os.path.join(out, "run"), per_device_train_batch_size=q * (n + 1) * g // split,
+        steps_per_generation=split, max_completion_length=setting["max_completion_length"],
+        max_steps=steps * iters * split, num_iterations=iters, generation_autocast=setting["generation_autocast"],
+        cpu_completion_scoring=setting["cpu_completion_scoring"], learning_rate=learning_rate,
+        lr_scheduler_type="constant", logging_steps=1, console_every=0, report_to=[], save_strategy="no", seed=seed,
+        temperature=TRAIN_TEMPERATURE, beta=setting["beta"], use_cpu=device == "cpu", bf16=True, disable_tqdm=True,
+        shuffle_dataset=shuffle, model_init_kwargs={"dtype": "float32"}, **shape,
+    )
+    job = TrainJob(model=model_dir, data=data, template=setting["template"], chat_template=True,
+                   system_prompt=setting["system_prompt"], reward="boxed_or_last_number")
+    return job, config
+
+
 def train(spec: dict, q0: str, out: str, model_dir: str):
     import json
 
     import torch
 
-    from tagrpo.data.jsonl import write_jsonl
-    from tagrpo.trainer.config import TAGRPOConfig
-    from tagrpo.trainer.run import TrainJob, run_train
+    from tagrpo.trainer.run import run_train
 
-    arm = dict(ARMS[spec["arm"]])
-    plan = arm.pop("plan", "main")
+    arm = ARMS[spec["arm"]]
     n, g, q = arm["num_rephrasings"], arm["num_generations"], STUDY["questions"]
-    steps = spec["steps"]
-    rows = real_task.questions("train", q0, plan, seed=spec["seed"], count=q * steps)
-    data = write_jsonl(os.path.join(out, "train.jsonl"), rows)
-    iters, split = STUDY["num_iterations"], STUDY["steps_per_generation"]
-    config = TAGRPOConfig(
-        output_dir=os.path.join(out, "run"), per_device_train_batch_size=q * (n + 1) * g // split,
-        steps_per_generation=split, max_completion_length=STUDY["max_completion_length"],
-        max_steps=steps * iters * split, num_iterations=iters, generation_autocast=STUDY["generation_autocast"],
-        cpu_completion_scoring=STUDY["cpu_completion_scoring"],
-        learning_rate=spec["learning_rate"], lr_scheduler_type="constant", logging_steps=1, console_every=0,
-        report_to=[], save_strategy="no", seed=spec["seed"], temperature=TRAIN_TEMPERATURE, beta=STUDY["beta"],
-        use_cpu=spec["device"] == "cpu", bf16=True, disable_tqdm=True, shuffle_dataset=False,
-        model_init_kwargs={"dtype": "float32"}, **arm,
-    )
-    job = TrainJob(model=model_dir, data=data, template=STUDY["template"], chat_template=True,
-                   system_prompt=STUDY["system_prompt"], reward="boxed_or_last_number")
+    job, config = trainer_job(STUDY, spec["arm"], q0, model_dir, out, spec["steps"], spec["learning_rate"],
+                              spec["seed"], spec["device"])
     start = time.perf_counter()
     trainer = run_train(job, config)
     wall = time.perf_counter() - start

@@ -8,6 +8,7 @@ import os
 from statistics import mean
 
 import numpy as np
+from toy_regime_report import rescue_share
 
 from tagrpo.core import pass_at_k
 from tagrpo.evaluation.stats import interval, t_test
@@ -16,6 +17,7 @@ from tagrpo.evaluation.verdicts import holm_and_verdicts
 from tagrpo.toy import study
 from tagrpo.toy.demo import machine
 from tagrpo.toy.report import label, pct
+from tagrpo.toy.verdicts import quarter_mean
 
 REFS = {"equal_sampling": True, "ta_grpo_control": True, "pooled_no_anchor": False, "grpo": False}  # ref: primary
 
@@ -78,19 +80,6 @@ def _plain(values: list[float]) -> str:
     return f"{ci['mean']:.3f}" + ("" if math.isnan(ci["lo"]) else f" [{ci['lo']:.3f}, {ci['hi']:.3f}]")
 
 
-def _quarter(steps: list[dict], key: str, last: bool) -> float:
-    values = [s[key] for s in steps if key in s]
-    q = max(1, len(values) // 4)
-    part = values[-q:] if last else values[:q]
-    return mean(part) if part else math.nan
-
-
-def _rescue(cell: dict, which: str) -> float:
-    key = next((k for k in (f"tagrpo/reference/rescued/from_{which}", f"tagrpo/rescued/from_{which}")
-                if any(k in s for s in cell["steps"])), None)
-    return mean(s[key] for s in cell["steps"]) if key else math.nan
-
-
 def arm_rows(runs: dict, bases: dict, k: int) -> list[list]:
     out = [["base model", len(bases), "-", 0, 0, 0, "-", _ci([_pass(b, 1) for b in bases.values()]),
             _ci([_pass(b, k) for b in bases.values()]), "-", "-", "-", "-",
@@ -102,9 +91,10 @@ def arm_rows(runs: dict, bases: dict, k: int) -> list[list]:
             f"{mean(c['optimizer_updates'] for c in cs):,.0f}", f"{mean(c['completion_tokens'] for c in cs):,.0f}",
             f"{mean(c['wall_s'] for c in cs):.0f}", _ci([_pass(c, 1) for c in cs]), _ci([_pass(c, k) for c in cs]),
             f"{100 * mean(max(c['clip_fraction'], default=0) for c in cs):.1f}",
-            f"{100 * mean(_quarter(c['steps'], 'tagrpo/original/zero_std', False) for c in cs):.0f} -> "
-            f"{100 * mean(_quarter(c['steps'], 'tagrpo/original/zero_std', True) for c in cs):.0f}",
-            f"{100 * mean(_rescue(c, 'zero') for c in cs):.1f}", f"{100 * mean(_rescue(c, 'one') for c in cs):.1f}",
+            f"{100 * mean(quarter_mean(c['steps'], 'tagrpo/original/zero_std', False) for c in cs):.0f} -> "
+            f"{100 * mean(quarter_mean(c['steps'], 'tagrpo/original/zero_std', True) for c in cs):.0f}",
+            f"{100 * mean(rescue_share(c, 'zero') for c in cs):.1f}",
+            f"{100 * mean(rescue_share(c, 'one') for c in cs):.1f}",
             _plain([c.get("diversity_correct") for c in cs]),
         ])
     return out

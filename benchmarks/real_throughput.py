@@ -35,7 +35,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import real_task  # noqa: E402
 
-from tagrpo.data.jsonl import write_jsonl  # noqa: E402
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
 from tagrpo.toy.demo import machine  # noqa: E402
 
@@ -57,25 +56,15 @@ class StepClock(TrainerCallback):
 
 
 def train_steps(model_dir: str, work: str, setting: dict, steps: int, q0: str) -> dict:
-    from tagrpo.trainer.config import TAGRPOConfig
-    from tagrpo.trainer.run import TrainJob, run_train
+    from real_study import ARMS, trainer_job
 
-    n, g, q = 3, 2, setting["questions"]
-    rows = real_task.questions("train", q0, "main", seed=0, count=q * steps)
-    data = write_jsonl(os.path.join(work, "train.jsonl"), rows)
-    iters, split = setting["num_iterations"], setting.get("steps_per_generation", 1)
-    config = TAGRPOConfig(
-        output_dir=os.path.join(work, "run"), num_rephrasings=n, num_generations=g,
-        per_device_train_batch_size=q * (n + 1) * g // split, steps_per_generation=split,
-        max_completion_length=setting["max_completion_length"], max_steps=steps * iters * split,
-        num_iterations=iters, learning_rate=1e-6, lr_scheduler_type="constant",
-        logging_steps=1, console_every=0, report_to=[], save_strategy="no", seed=0, temperature=0.7,
-        beta=setting["beta"], use_cpu=not torch.cuda.is_available(), bf16=True, disable_tqdm=True,
-        model_init_kwargs={"dtype": "float32"}, generation_autocast=setting["generation_autocast"],
-        cpu_completion_scoring=setting["cpu_completion_scoring"],
-    )
-    job = TrainJob(model=model_dir, data=data, template=setting["template"], chat_template=True,
-                   system_prompt=setting["system_prompt"], reward="boxed_or_last_number")
+    from tagrpo.trainer.run import run_train
+
+    n, g, q = ARMS["ta_grpo"]["num_rephrasings"], ARMS["ta_grpo"]["num_generations"], setting["questions"]
+    iters, split = setting["num_iterations"], setting["steps_per_generation"]
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    job, config = trainer_job(setting, "ta_grpo", q0, model_dir, work, steps, 1e-6, seed=0, device=device,
+                              shuffle=True)
     clock = StepClock()
     start = time.perf_counter()
     trainer = run_train(job, config, callbacks=[clock])

@@ -23,9 +23,10 @@ from tagrpo.toy.report import label, pct  # noqa: E402
 HALF_WIDTH_TARGET = 0.04  # the issue's bound on a primary contrast's 95% half-width
 
 
-def _rescue(run: dict, which: str) -> float:
+def rescue_share(run: dict, which: str) -> float:
     """Mean over generation steps of the share of questions rescued from an all-wrong (zero) or all-right (one)
-    q0 group: by the pool, or for equal-sampling GRPO by its whole (N+1)G group against its first G samples."""
+    q0 group: by the pool, or for equal-sampling GRPO by all its samples against its first G (the reference keys,
+    ``TAGRPOConfig.reference_group_size``). Also the real-model study's."""
     key = "tagrpo/reference/rescued/from_" + which
     if not any(key in s for s in run["steps"]):
         key = "tagrpo/rescued/from_" + which
@@ -117,7 +118,8 @@ def arm_table(runs: dict, bases: dict, knob: float) -> str:
             f"{mean(c['optimizer_updates'] for c in c0):,.0f}", f"{mean(c['completion_tokens'] for c in c0):,.0f}",
             f"{mean(c['wall_s'] for c in c0):.0f}", sub("all", 1), sub("all", k), sub("hard", 1), sub("hard", k),
             sub("rest", 1), f"{100 * mean(max(c['clip_fraction']) for c in c0):.1f}",
-            f"{100 * mean(_rescue(c, 'zero') for c in c0):.1f}", f"{100 * mean(_rescue(c, 'one') for c in c0):.1f}",
+            f"{100 * mean(rescue_share(c, 'zero') for c in c0):.1f}",
+            f"{100 * mean(rescue_share(c, 'one') for c in c0):.1f}",
             f"{100 * mean(_pool_uniform_2nd_half(c) for c in c0):.0f}",
             f"{mean(c['strategy_entropy'] for c in c0):.2f}",
         ])
@@ -134,8 +136,8 @@ def mechanism_rows(runs: dict) -> list[list]:
     for knob in study.KNOBS:
         for ref in ("equal_sampling", "ta_grpo_control"):
             seeds = sorted(s for (h, s, a) in runs if h == knob and a == "ta_grpo" and (knob, s, ref) in runs)
-            for name, fn in (("rescued from all-wrong", lambda c: _rescue(c, "zero")),
-                             ("rescued from all-right", lambda c: _rescue(c, "one")),
+            for name, fn in (("rescued from all-wrong", lambda c: rescue_share(c, "zero")),
+                             ("rescued from all-right", lambda c: rescue_share(c, "one")),
                              ("uniform pools, 2nd half", _pool_uniform_2nd_half)):
                 d = [fn(runs[(knob, s, "ta_grpo")]) - fn(runs[(knob, s, ref)]) for s in seeds]
                 if d:

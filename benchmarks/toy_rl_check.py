@@ -43,8 +43,6 @@ def _spec(args, kind: str, knob: float, seed: int, split: str, lr: float | None 
             "forms": kind == "base" and split == "test", **args.overrides}
     if kind == "arm":
         spec.update(arm="grpo", learning_rate=lr, rl_steps=args.steps)
-    elif "rl_steps" in spec:
-        del spec["rl_steps"]  # the base does not train: the same cell as the regime study's
     return spec, cell_path(args.work_dir, spec)
 
 
@@ -132,10 +130,18 @@ def main() -> None:
     log = os.path.join(args.work_dir, "rl_check_invocations.jsonl")
     if not args.render_only:
         append_jsonl(log, [{"argv": sys.argv[1:], "wall_s": time.perf_counter() - start, "workers": args.workers}])
-    wall = sum(r["wall_s"] for r in read_jsonl(log))
+    invocations = read_jsonl(log)
+    wall = sum(r["wall_s"] for r in invocations)
+    ran = [c for c in [*sweep.values(), *cells.values()] if c["spec"]["kind"] == "arm" or
+               c["spec"]["split"] == "validation"]  # the test base cells are the regime study's
+    cell_wall = sum(c["cell_wall_s"] for c in ran)
+    argv = invocations[-1]["argv"] if invocations else sys.argv[1:]  # the invocation that trained the cells
+    command = "python benchmarks/toy_rl_check.py " + " ".join(argv)
+    if args.render_only:
+        command += "`, redrawn by `python benchmarks/toy_rl_check.py --render-only"
     rows, conds = knob_rows(cells, args.samples)
-    saved = {"command": "python benchmarks/toy_rl_check.py " + " ".join(sys.argv[1:]), "machine": machine(),
-             "wall_s": wall, "learning_rate": lr, "sweep": sweep_rows, "rows": rows, "conditions": conds,
+    saved = {"command": command, "machine": machine(), "wall_s": wall, "cell_wall_s": cell_wall,
+             "learning_rate": lr, "sweep": sweep_rows, "rows": rows, "conditions": conds,
              "cells": [{k: v for k, v in c.items() if k not in ("curve", "steps")} for c in cells.values()]}
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "toy_rl_check.json"), "w", encoding="utf-8") as f:
@@ -145,7 +151,9 @@ def main() -> None:
         "# Does RL work in the regime world? Plain GRPO at 8x the study's budget (issue 19)",
         "",
         f"Command: `{saved['command']}` (cells under `{args.work_dir}`, shared with the regime study). Machine: "
-        f"{saved['machine']}. Wall time {wall / 60:.1f} min over the invocations that trained cells.",
+        f"{saved['machine']}. Wall time {wall / 60:.1f} min over the logged invocations that trained cells; the "
+        f"cells this check ran (its sweep and GRPO cells) took {cell_wall / 60:.1f} min of their own wall time, 2 "
+        "at a time.",
         "",
         f"Plain GRPO, G=4, {args.steps} generation steps x 8 of 64 training questions, two optimizer steps each, no "
         f"KL; learning rate {lr:g}, the best validation pass@1 at h={study.RL_CHECK_SWEEP_KNOB:g} "

@@ -33,7 +33,7 @@ def pass_key(k: int) -> str:
     return f"pass@{k}"
 
 
-def _quarter(steps: list[dict], key: str, last: bool) -> float:
+def quarter_mean(steps: list[dict], key: str, last: bool) -> float:
     values = [s[key] for s in steps if s.get(key) is not None]
     q = max(1, len(values) // 4)
     part = values[-q:] if last else values[:q]
@@ -52,7 +52,7 @@ def metric(run: dict, name: str) -> float:
     rises = {"uniform_rise": "zero_std", "all_one_rise": "all_one", "all_zero_rise": "all_zero"}
     if name in rises:
         key = f"tagrpo/original/{rises[name]}"
-        return _quarter(steps, key, True) - _quarter(steps, key, False)
+        return quarter_mean(steps, key, True) - quarter_mean(steps, key, False)
     if name == "zero_advantage_2nd_half":
         key = zero_advantage_key(run)
         values = [s[key] for s in steps[len(steps) // 2 :] if key in s]
