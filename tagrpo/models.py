@@ -24,9 +24,10 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
 from pathlib import Path
 
+from tagrpo.cliargs import helped
 from tagrpo.errors import InputError, TagrpoError
 
 MARKER = "tagrpo_model.json"
@@ -35,6 +36,14 @@ _HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
 
 class FetchError(TagrpoError):
     """A model could not be fetched; the message is one line for the user."""
+
+
+@dataclass
+class FetchConfig:
+    """Settings of ``tagrpo models fetch``."""
+
+    name: str = helped(MISSING, "a name of `tagrpo models list`, e.g. smollm2-135m", positional=True)
+    cache_dir: str | None = helped(None, "default: $TAGRPO_CACHE/models or ~/.cache/tagrpo/models")
 
 
 @dataclass(frozen=True)

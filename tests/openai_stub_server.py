@@ -8,7 +8,7 @@ transform type, the body, the status sent). Faults are injected from a queue sha
 - ``"429"`` or ``"429:SECONDS"``: a rate-limit error with ``Retry-After: SECONDS`` (default 1);
 - ``"500"``: an internal server error; ``"401"``: an authentication error;
 - ``"slow:SECONDS"``: sleep that long before answering normally (the client's timeout fires first);
-- ``"malformed"``: status 200 with a body that is not valid JSON.
+- ``"malformed"``: status 200 with a body that is not valid JSON; ``"no_choices"``: valid JSON, ``"choices": []``.
 
 The default reply rewrites the text between ``<question>`` tags of the last user message, wrapped the way LLMs
 wrap it (a preamble, a code fence or quotes) so the client's stripping is exercised; solver requests get
@@ -210,6 +210,8 @@ class StubServer:
             return 500, {}, b'{"error": {"message": "boom", "type": "server_error"}}'
         if name == "malformed":
             return 200, {}, b'{"id": "x", "choices": [{"message": '
+        if name == "no_choices":
+            return 200, {}, b'{"id": "x", "object": "chat.completion", "created": 0, "model": "stub", "choices": []}'
         content = self._reply(record)
         prompt_text = "".join(str(m.get("content", "")) for m in body.get("messages", []))
         usage = {"prompt_tokens": len(prompt_text) // 4 + 1, "completion_tokens": len(content) // 4 + 1}

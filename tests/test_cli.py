@@ -250,11 +250,3 @@ def test_train_accepts_anchor_generating_and_stores_none(tmp_path):
     _, config = split_config(values)
     assert config.anchor == "none"
 
-
-def test_the_old_name_rephrasing_policy_is_read_with_a_warning():
-    base = ["model=m", "data=d.jsonl", "num_generations=2", "per_device_train_batch_size=8"]
-    with pytest.warns(FutureWarning, match="renamed short_rephrasings"):
-        _, config = split_config(load_config(None, [*base, "rephrasing_policy=cycle"]))
-    assert (config.short_rephrasings, config.rephrasing_policy) == ("cycle", None)
-    with pytest.raises(ValueError, match="set only short_rephrasings"):
-        split_config(load_config(None, [*base, "rephrasing_policy=cycle", "short_rephrasings=drop"]))

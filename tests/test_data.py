@@ -256,6 +256,43 @@ def test_bad_json_line_names_file_and_line(tmp_path):
     assert str(info.value.problems[0]).startswith(f"{path}, row 3: invalid JSON at line 3, column")
 
 
+def test_every_bad_json_line_of_a_benchmark_file_is_named(tmp_path):
+    from tagrpo.data import load_benchmark
+
+    (tmp_path / "aime24").mkdir()
+    lines = [json.dumps({"id": "a", "problem": "1+1?", "answer": "2"}), "{oops", "", "[1,"]
+    path = write_lines(tmp_path / "aime24" / "test.jsonl", lines)
+    with pytest.raises(InvalidDataError) as info:
+        load_benchmark("aime24", data_dir=tmp_path)
+    assert [str(p) for p in info.value.problems] == [
+        f"{path}, row 2: invalid JSON at line 2, column 2: Expecting property name enclosed in double quotes",
+        f"{path}, row 4: invalid JSON at line 4, column 4: Expecting value",
+    ]
+
+
+@pytest.mark.parametrize(("value", "offline"), [("1", True), ("true", True), (" YES ", True), ("On", True),
+                                                ("0", False), ("", False), ("false", False), ("2", False)])
+def test_hub_offline_reads_both_variables_alike(monkeypatch, value, offline):
+    from tagrpo.data.loaders import hub_offline
+
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", value)
+    assert hub_offline() is offline
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", value)
+    assert hub_offline() is offline
+
+
+def test_a_hub_id_is_not_fetched_when_the_hub_is_off(monkeypatch):
+    def load_dataset(*args, **kwargs):
+        raise AssertionError("the hub was asked")
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "true")
+    with pytest.raises(ValueError, match="'owner/name': not a local file or directory, and the hub is off"):
+        load_rows("owner/name")
+
+
 def test_several_problems_are_all_reported(tmp_path):
     rows = [
         {"id": "a", "prompt": "", "answer": None, "rephrasings": "x"},

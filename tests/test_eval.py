@@ -225,7 +225,7 @@ def test_bad_names_give_one_line_before_anything_loads(tmp_path):
 def test_greedy_sampling_repeats_one_decode(model_dirs):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.evaluation.sampling import generate_batch
+    from tagrpo.generation import generate_batch
 
     tok = AutoTokenizer.from_pretrained(model_dirs["qwen3"])
     model = AutoModelForCausalLM.from_pretrained(model_dirs["qwen3"])
@@ -237,7 +237,7 @@ def test_greedy_sampling_repeats_one_decode(model_dirs):
 def test_sampling_leaves_the_callers_random_state_alone(model_dirs):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.evaluation.sampling import sample_responses
+    from tagrpo.generation import sample_responses
 
     tok = AutoTokenizer.from_pretrained(model_dirs["qwen3"])
     model = AutoModelForCausalLM.from_pretrained(model_dirs["qwen3"])

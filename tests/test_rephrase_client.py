@@ -36,6 +36,13 @@ def test_retries_500_malformed_and_timeouts(tmp_path, server):
     assert summary["request_errors"] == {"http_500": 1, "malformed": 1, "timeout": 1}
 
 
+def test_a_reply_without_choices_is_retried_as_malformed(tmp_path, server):
+    server.faults_by_key[("q0", "paraphrase")] = deque(["no_choices"])
+    summary = run_rephrase(config(tmp_path, server, count=1, n=1))
+    assert Counter(server.keys()) == {("q0", "paraphrase"): 2}
+    assert summary["accepted"] == 1 and summary["retries"] == 1 and summary["request_errors"] == {"malformed": 1}
+
+
 def test_gives_up_after_max_retries_and_reruns_the_failure(tmp_path, server):
     server.faults_by_key[("q0", "format")] = deque(["500"] * 2)
     summary = run_rephrase(config(tmp_path, server, max_retries=1))

@@ -15,15 +15,20 @@ import pytest
 from conftest import KEY, needs_data, write_rows
 from openai_stub_server import StubServer, question_of, rename
 
+from tagrpo.cli import main as cli_main
 from tagrpo.data import fit_rephrasings, load_questions
 from tagrpo.data.jsonl import read_jsonl
-from tagrpo.rephrase import RephraseConfig, main, run_rephrase
+from tagrpo.rephrase import RephraseConfig, run_rephrase
 from tagrpo.rephrase.run import RephraseFailed
 from tagrpo.toy.world import parse, question_rows
 from tagrpo.trainer.run import TrainJob, build_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPES = ("paraphrase", "rename", "format")
+
+
+def main(argv: list[str]) -> int:
+    return cli_main(["rephrase", *argv])
 
 
 @needs_data
@@ -191,9 +196,8 @@ def test_transformers_backend_runs_batched_through_the_same_entry_point(tmp_path
 
 
 def _start(args: list[str], env: dict) -> subprocess.Popen:
-    code = "from tagrpo.rephrase.run import main; raise SystemExit(main())"
     return subprocess.Popen(
-        [sys.executable, "-c", code, *args],
+        [sys.executable, "-m", "tagrpo", "rephrase", *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

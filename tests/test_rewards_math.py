@@ -266,7 +266,7 @@ def test_a_dead_worker_is_retried_once_then_unscorable_not_wrong(tmp_path):
         assert pool.unscorable == 1  # 'die' killed its worker twice; 'flaky' was right on its retry
 
 
-def test_math_reward_parallel_and_verify_many():
+def test_math_reward_in_workers_and_verify_many():
     reward = MathReward(workers=2, timeout=2.0)
     try:
         assert reward.__name__ == "math_reward"

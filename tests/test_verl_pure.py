@@ -45,17 +45,6 @@ def test_fit_variants_short_rules():
         fit_variants("q", [], 1, "drop")
 
 
-def test_verl_settings_read_the_old_key_of_short_rephrasings(caplog):
-    from tagrpo.integrations.verl.settings import TAGRPOSettings
-
-    assert TAGRPOSettings.from_config({"tagrpo": {"short_rephrasings": "cycle"}}).short_rephrasings == "cycle"
-    with caplog.at_level("WARNING"):
-        assert TAGRPOSettings.from_config({"tagrpo": {"rephrasing_policy": "cycle"}}).short_rephrasings == "cycle"
-    assert "renamed tagrpo.short_rephrasings" in caplog.text
-    with pytest.raises(ValueError, match="set only tagrpo.short_rephrasings"):
-        TAGRPOSettings.from_config({"tagrpo": {"rephrasing_policy": "cycle", "short_rephrasings": "cycle"}})
-
-
 def test_expand_prompts_keeps_questions_contiguous_and_tagged():
     prompts = [_chat(f"Q{b}") for b in range(3)]
     rephrasings = [[_chat(f"Q{b} v{n}") for n in range(1, 4)] for b in range(3)]

@@ -1,8 +1,11 @@
-"""Token-level PPO clipped surrogate with verl's aggregation modes and an optional k3 KL penalty.
+"""The written-out GRPO objective that the tests hold TRL's loss to; no training path calls it.
 
-The same mathematics as TRL's ``GRPOTrainer._compute_loss`` for the loss types that map onto an aggregation
-mode (``bnpo`` = ``token-mean``, ``grpo`` = ``seq-mean-token-mean``, ``dr_grpo`` = ``seq-mean-token-sum-norm``);
-a test checks the agreement on the same tensors.
+The trainer trains with TRL's ``GRPOTrainer._compute_loss`` (see "What stays TRL's" in
+``tagrpo.trainer.trainer``). This module spells the same loss out: a token-level PPO clipped surrogate with verl's
+aggregation modes and an optional k3 KL penalty. ``tests/test_trl_equivalence.py`` checks it equal to TRL's loss on
+the same tensors for every loss type ``TAGRPOConfig`` accepts (``bnpo`` and ``dapo`` = ``token-mean``, ``grpo`` =
+``seq-mean-token-mean``, ``dr_grpo`` = ``seq-mean-token-sum-norm``), so a TRL release that changes its loss fails
+there; ``tests/test_core_loss.py`` checks it against values worked out by hand.
 """
 
 from __future__ import annotations

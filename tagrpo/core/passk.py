@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 
 def pass_at_k(n, c, k) -> np.ndarray:
@@ -14,8 +13,9 @@ def pass_at_k(n, c, k) -> np.ndarray:
         c: correct samples per problem, int or array (Q,), 0 <= c <= n.
         k: int, or array broadcastable with n and c; 1 <= k <= n.
 
-    Computed in log space with ``lgamma`` in float64, so it is stable for n in the thousands. Exactly 1.0
-    where n - c < k (every draw of k contains a correct sample), exactly 0.0 where c == 0.
+    Computed in log space with ``scipy.special.gammaln`` in float64, so it is stable for n in the thousands.
+    Exactly 1.0 where n - c < k (every draw of k contains a correct sample), exactly 0.0 where c == 0. scipy is
+    imported here, not with ``tagrpo.core``: the verl environments import the core without installing it.
 
     Returns:
         float64 array of the broadcast shape (a 0-d array for scalar inputs).
@@ -28,19 +28,13 @@ def pass_at_k(n, c, k) -> np.ndarray:
         raise ValueError("pass_at_k needs 0 <= c <= n")
     if np.any(k < 1) or np.any(k > n):
         raise ValueError("pass_at_k needs 1 <= k <= n")
-    nt = torch.tensor(n, dtype=torch.float64)  # (Q,) copies: broadcast views are read-only
-    ct = torch.tensor(c, dtype=torch.float64)  # (Q,)
-    kt = torch.tensor(k, dtype=torch.float64)  # (Q,)
-    wrong = nt - ct  # (Q,)
-    certain = wrong < kt  # (Q,)
-    safe_wrong = torch.where(certain, kt, wrong)  # (Q,)
-    log_ratio = (
-        torch.lgamma(safe_wrong + 1)
-        - torch.lgamma(safe_wrong - kt + 1)
-        - torch.lgamma(nt + 1)
-        + torch.lgamma(nt - kt + 1)
-    )  # (Q,) log C(n-c, k) - log C(n, k)
-    out = 1.0 - torch.exp(log_ratio)  # (Q,)
-    out = torch.where(ct == 0, torch.zeros_like(out), out)
-    out = torch.where(certain, torch.ones_like(out), out)
-    return out.numpy()
+    from scipy.special import gammaln
+
+    n, c, k = (arr.astype(np.float64) for arr in (n, c, k))  # (Q,) each
+    wrong = n - c  # (Q,)
+    certain = wrong < k  # (Q,)
+    safe_wrong = np.where(certain, k, wrong)  # (Q,)
+    log_ratio = gammaln(safe_wrong + 1) - gammaln(safe_wrong - k + 1) - gammaln(n + 1) + gammaln(n - k + 1)  # (Q,)
+    out = 1.0 - np.exp(log_ratio)  # (Q,): 1 - C(n-c, k) / C(n, k)
+    out = np.where(c == 0, 0.0, out)
+    return np.where(certain, 1.0, out)

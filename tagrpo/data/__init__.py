@@ -6,9 +6,11 @@ from tagrpo.data.benchmarks import (
     BENCHMARK_NAMES,
     BENCHMARKS,
     BenchmarkSpec,
+    benchmark_names,
     default_data_dir,
     load_benchmark,
     load_gpqa,
+    register_benchmark,
 )
 from tagrpo.data.loaders import load_questions, load_rows
 from tagrpo.data.schema import DataProblem, InvalidDataError, ensure_valid, validate_rows
@@ -26,7 +28,9 @@ __all__ = [
     "BENCHMARKS",
     "BENCHMARK_NAMES",
     "BenchmarkSpec",
+    "benchmark_names",
     "default_data_dir",
     "load_benchmark",
     "load_gpqa",
+    "register_benchmark",
 ]

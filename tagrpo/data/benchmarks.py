@@ -13,17 +13,18 @@ removed (``"$69$,$84$"`` becomes ``"69,84"``). GPQA-Diamond is gated and never s
 from __future__ import annotations
 
 import csv
-import importlib
 import os
 import random
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tagrpo.data.answers import extract_boxed
-from tagrpo.data.jsonl import parse_jsonl
+from tagrpo.data.jsonl import jsonl_rows
+from tagrpo.data.loaders import hub_offline as _offline
 from tagrpo.errors import InputError
 from tagrpo.modes import check_mode
 
@@ -81,9 +82,22 @@ _SPECS = (
 )  # fmt: skip
 BENCHMARKS: dict[str, BenchmarkSpec] = {spec.name: spec for spec in _SPECS}
 BENCHMARK_NAMES = tuple(BENCHMARKS)
-# Benchmarks built into the package, loaded by "module:function(limit)" so that this module imports none of them.
-BUILTINS = {"toy_world": "tagrpo.toy.world:benchmark_rows"}
-ALL_BENCHMARKS = (*BENCHMARK_NAMES, *BUILTINS)
+# Benchmarks built into the package rather than read from files: name -> loader(limit=...) -> rows, filled by
+# register_benchmark (the toy world's: tagrpo.toy.plugins, imported with the package).
+BUILTINS: dict[str, Callable[..., list[dict]]] = {}
+
+
+def register_benchmark(name: str, loader: Callable[..., list[dict]]) -> None:
+    """Make ``load_benchmark(name, limit=...)`` return ``loader(limit=limit)``: rows ``{id, question, answer,
+    benchmark, reward}``; a second registration replaces the first."""
+    BUILTINS[name] = loader
+
+
+def benchmark_names() -> tuple[str, ...]:
+    """The names :func:`load_benchmark` knows: the file-backed benchmarks, then the registered ones."""
+    return (*BENCHMARK_NAMES, *BUILTINS)
+
+
 # Two MATH-train solutions end in an empty ``$\boxed{}$``; both show the count is 0 (choice (A) 0).
 _ANSWER_REPAIRS = {
     ("math_train", "train/number_theory/7115.json"): "0",
@@ -98,11 +112,6 @@ def default_data_dir() -> str | None:
         return env
     shared = Path(__file__).resolve().parents[2].parent / "shared" / "data"
     return str(shared) if shared.is_dir() else None
-
-
-def _offline() -> bool:
-    flags = (os.environ.get(v, "").strip().upper() for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-    return any(f in ("1", "ON", "YES", "TRUE") for f in flags)
 
 
 def _bad(source: str, row: int, name: str, what: str) -> ValueError:
@@ -180,11 +189,8 @@ def _finish(spec: BenchmarkSpec, rows: list[dict], source: str, limit: int | Non
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
-    """(1-based line number, parsed object) per non-blank line; the first bad line raises naming it."""
-    rows, errors = parse_jsonl(path.read_text(encoding="utf-8"))
-    for number, err in errors[:1]:
-        raise InputError(f"{path}: row {number}: invalid JSON ({err.msg})")
-    return rows
+    """(1-based line number, parsed object) per non-blank line; bad lines raise an InvalidDataError naming each."""
+    return jsonl_rows(path.read_text(encoding="utf-8"), str(path))
 
 
 def _not_found(name: str, tried: list[str]) -> FileNotFoundError:
@@ -210,9 +216,8 @@ def load_benchmark(
     ``split`` only applies to the hub fallback (default: the registry's split); a local file is the one split.
     """
     if name in BUILTINS:
-        module, function = BUILTINS[name].split(":")
-        return getattr(importlib.import_module(module), function)(limit=limit)
-    spec = BENCHMARKS[check_mode("benchmark", name, ALL_BENCHMARKS)]
+        return BUILTINS[name](limit=limit)
+    spec = BENCHMARKS[check_mode("benchmark", name, benchmark_names())]
     root = data_dir if data_dir is not None else default_data_dir()
     if name == "gpqa_diamond":
         tried = [os.environ[GPQA_ENV]] if os.environ.get(GPQA_ENV) else []

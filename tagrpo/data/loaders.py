@@ -13,57 +13,50 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import datasets
-
-from tagrpo.data.jsonl import parse_jsonl
+from tagrpo.data.jsonl import jsonl_rows
 from tagrpo.data.schema import DataProblem, InvalidDataError, ensure_valid
 from tagrpo.errors import InputError
 from tagrpo.modes import check_mode
 
 FILE_SUFFIXES = (".jsonl", ".json", ".parquet")
-_SAVED_MARKERS = (
-    datasets.config.DATASET_STATE_JSON_FILENAME,
-    datasets.config.DATASET_INFO_FILENAME,
-    datasets.config.DATASETDICT_JSON_FILENAME,
-)
+_SAVED_MARKERS = ("state.json", "dataset_info.json", "dataset_dict.json")  # datasets.config's names of save_to_disk
 
 
-def _read_jsonl(text: str, name: str) -> tuple[list[Any], list[int]]:
-    """Rows of a JSON-lines text and their line numbers; every bad line is a problem of the InvalidDataError."""
-    rows, errors = parse_jsonl(text)
-    if errors:
-        raise InvalidDataError(
-            [DataProblem(name, n, "", f"invalid JSON at line {n}, column {err.colno}: {err.msg}") for n, err in errors]
-        )
-    return [row for _, row in rows], [n for n, _ in rows]
+def hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` or ``HF_DATASETS_OFFLINE`` is 1, true, yes or on (any case, spaces ignored): then
+    nothing is asked of the hub (the data loaders here and ``tagrpo.data.benchmarks``)."""
+    flags = (os.environ.get(v, "").strip().upper() for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+    return any(f in ("1", "ON", "YES", "TRUE") for f in flags)
 
 
-def _read_json(text: str, name: str) -> tuple[list[Any], list[int]]:
-    """A JSON list (rows numbered by position), or else JSON lines."""
+def _json_list(text: str) -> list[Any] | None:
+    """The list a whole ``.json`` text holds, or None (then it is read as JSON lines)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        data = None
-    if isinstance(data, list):
-        return data, list(range(1, len(data) + 1))
-    return _read_jsonl(text, name)
+        return None
+    return data if isinstance(data, list) else None
 
 
 def _read_file(path: Path) -> tuple[list[Any], list[int]]:
-    name = str(path)
+    """Rows of a data file and the number reported for each: its line in JSON lines, else its 1-based position."""
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 
         rows = pq.read_table(path).to_pylist()
-        return rows, list(range(1, len(rows) + 1))
-    text = path.read_text(encoding="utf-8")
-    if suffix == ".jsonl":
-        return _read_jsonl(text, name)
-    return _read_json(text, name)
+    else:
+        text = path.read_text(encoding="utf-8")
+        rows = _json_list(text) if suffix == ".json" else None
+        if rows is None:
+            numbered = jsonl_rows(text, str(path))
+            return [row for _, row in numbered], [n for n, _ in numbered]
+    return rows, list(range(1, len(rows) + 1))
 
 
 def _dataset_rows(data: Any, split: str, name: str) -> tuple[list[Any], str]:
+    import datasets  # imported here: the CLI's startup stays light
+
     if isinstance(data, datasets.DatasetDict):
         check_mode("split", split, list(data.keys()))
         return data[split].to_list(), f"{name}[{split}]"
@@ -74,9 +67,11 @@ def _dataset_rows(data: Any, split: str, name: str) -> tuple[list[Any], str]:
 
 def _from_hub(source: str, split: str):
     """A hub data set, asked only for an ``owner/name`` id and only when the hub may be reached."""
+    import datasets  # imported here: the CLI's startup stays light
+
     if "/" not in source or source.count("/") > 1 or source.startswith((".", "~")):
         raise InputError(f"data {source!r}: no such file or directory (and not a hub data set id owner/name)")
-    if os.environ.get("HF_HUB_OFFLINE") == "1" or os.environ.get("HF_DATASETS_OFFLINE") == "1":
+    if hub_offline():
         raise InputError(f"data {source!r}: not a local file or directory, and the hub is off (HF_HUB_OFFLINE=1)")
     try:
         return datasets.load_dataset(source, split=split)
@@ -86,6 +81,8 @@ def _from_hub(source: str, split: str):
 
 def _load(source: Any, split: str) -> tuple[list[Any], str, list[int]]:
     """Rows, display name and the number reported for each row (JSONL line or 1-based position)."""
+    import datasets  # imported here: the CLI's startup stays light
+
     if isinstance(source, (datasets.Dataset, datasets.DatasetDict)):
         rows, name = _dataset_rows(source, split, type(source).__name__)
     elif isinstance(source, list):

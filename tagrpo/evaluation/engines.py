@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import torch
 
+from tagrpo.generation import load_causal_lm, sample_responses
 from tagrpo.modes import check_mode
 
 ENGINES = ("auto", "vllm", "transformers")
@@ -23,13 +24,7 @@ class TransformersEngine:
     """Batched ``generate`` with transformers (CPU or GPU)."""
 
     def __init__(self, model_path: str, batch_size: int = 256, dtype: str = "auto"):
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device).eval()
+        self.model, self.tokenizer = load_causal_lm(model_path, dtype=dtype)
         self.batch_size = batch_size
 
     def generate(
@@ -37,8 +32,6 @@ class TransformersEngine:
     ) -> list[list[str]]:
         """``n`` responses per prompt; ``seeds`` (one per prompt, or one int for all) seed each prompt's samples,
         so a prompt's responses do not depend on its neighbours in the batch (one ``generate`` per prompt)."""
-        from tagrpo.evaluation.sampling import sample_responses
-
         seeds = [seeds] * len(prompts) if isinstance(seeds, int) else list(seeds)
         return [
             sample_responses(

@@ -56,14 +56,14 @@ class EvalConfig:
     overwrite: bool = helped(False, "start again where the output directory holds another run's counts")
 
     def __post_init__(self):
-        from tagrpo.data.benchmarks import ALL_BENCHMARKS
+        from tagrpo.data.benchmarks import benchmark_names
         from tagrpo.evaluation.engines import ENGINES
         from tagrpo.modes import check_mode
 
         check_mode("template", self.template, tuple(TEMPLATES))
         check_mode("engine", self.engine, ENGINES)
         for name in self.benchmark_list:
-            check_mode("benchmark", name, ALL_BENCHMARKS)
+            check_mode("benchmark", name, benchmark_names())
         _ = self.ks
 
     @property
@@ -83,7 +83,8 @@ class EvalConfig:
 
 
 def load_eval_rows(name: str, data_dir: str | None, limit: int | None) -> list[dict]:
-    """Rows ``{id, question, answer, reward}`` of a registered benchmark (``toy_world`` is a built-in one)."""
+    """Rows ``{id, question, answer, reward}`` of a benchmark (a file-backed one, or a registered one such as
+    ``toy_world``)."""
     from tagrpo.data.benchmarks import load_benchmark
 
     return load_benchmark(name, data_dir=data_dir, limit=limit)

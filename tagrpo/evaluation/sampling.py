@@ -1,82 +1,15 @@
-"""Sampling n responses per prompt with transformers ``generate``, and scoring them into pass@k."""
+"""Scoring sampled responses into pass@k; the sampling itself is :mod:`tagrpo.generation`'s (re-exported here)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import torch
-from rich.progress import Progress
 
 from tagrpo.core import pass_at_k
+from tagrpo.generation import generate_batch, sample_responses
 
-
-@torch.no_grad()
-def generate_batch(
-    model, tokenizer, prompts: Sequence[str], n: int = 1, temperature: float = 1.0, top_p: float = 1.0,
-    max_new_tokens: int = 64,
-) -> list[list[tuple[str, int, int]]]:
-    """One left-padded ``generate`` call: per prompt, ``n`` ``(text, prompt tokens, completion tokens)``.
-
-    ``temperature=0`` decodes greedily (every sample of a prompt is then the same). The completion ends at the
-    first end-of-sequence or pad token, which the text leaves out. This is the one transformers generation
-    wrapper of the project (evaluation, the demo and the transformers rephrase backend).
-    """
-    enc = tokenizer(list(prompts), return_tensors="pt", padding=True, padding_side="left").to(model.device)
-    sampling = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
-    drawn = 1  # greedy: one decode per prompt, repeated n times
-    if temperature > 0:
-        sampling, drawn = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0}, n
-    generated = model.generate(
-        **enc, **sampling, max_new_tokens=max_new_tokens, num_return_sequences=drawn,
-        pad_token_id=tokenizer.pad_token_id,
-    )  # (len(prompts) * drawn, P + T)
-    new = generated[:, enc["input_ids"].size(1) :].tolist()  # (len(prompts) * drawn, T)
-    new = [row for i in range(len(prompts)) for row in new[i * drawn : (i + 1) * drawn] * (n // drawn)]
-    stops = {tokenizer.pad_token_id, tokenizer.eos_token_id}
-    out = []
-    for i, used in enumerate(enc["attention_mask"].sum(1).tolist()):
-        rows = []
-        for row in new[i * n : (i + 1) * n]:
-            length = next((j for j, t in enumerate(row) if t in stops), len(row))
-            rows.append((tokenizer.decode(row[:length], skip_special_tokens=True), int(used), length))
-        out.append(rows)
-    return out
-
-
-def sample_responses(
-    model,
-    tokenizer,
-    prompts: Sequence[str],
-    n: int,
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-    max_new_tokens: int = 64,
-    batch_size: int = 256,
-    seed: int = 0,
-    progress: bool = True,
-) -> list[list[str]]:
-    """``n`` sampled responses to each prompt, as a list (per prompt) of lists (per sample) of strings.
-
-    Prompts are generated in batches of about ``batch_size`` rows (prompts x samples) by ``generate_batch``,
-    after one ``torch.manual_seed(seed)`` inside a forked RNG state: the caller's random state (a training run
-    that evaluates mid-way) is the same afterwards. ``temperature=0`` decodes greedily.
-    """
-    was_training = model.training
-    model.eval()
-    per_batch = max(1, batch_size // n)
-    out: list[list[str]] = []
-    cuda_devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
-    with torch.random.fork_rng(devices=cuda_devices), Progress(transient=True, disable=not progress) as bar:
-        torch.manual_seed(seed)
-        task = bar.add_task(f"sampling {n} per prompt", total=len(prompts))
-        for start in range(0, len(prompts), per_batch):
-            chunk = list(prompts[start : start + per_batch])
-            batch = generate_batch(model, tokenizer, chunk, n, temperature, top_p, max_new_tokens)
-            out.extend([text for text, _, _ in rows] for rows in batch)
-            bar.update(task, advance=len(chunk))
-    model.train(was_training)
-    return out
+__all__ = ["correct_counts", "generate_batch", "pass_at_k_curve", "sample_responses"]
 
 
 def correct_counts(responses: list[list[str]], answers: Sequence, is_correct: Callable[[str, str], bool]) -> np.ndarray:

@@ -1,25 +1,32 @@
-"""Backends that answer rephrasing (and solver) requests, the request budget, and the backend factory.
+"""Backends that answer rephrasing (and solver) requests, the request budget, and the registry of backends.
 
 Every backend has ``kind``, ``model`` and ``async run(requests, emit, budget)``: it answers the requests it can
 and calls ``emit(request, completion, error)`` for each as soon as it is done (``error`` is a short reason when
 the request failed for good). It asks ``budget.acquire()`` before each request it sends (retries included) and
 stops issuing when the budget says no; requests already in flight finish.
 
+:data:`BACKENDS` maps each ``--backend`` name to its :class:`BackendSpec`:
+
 - ``openai`` (:class:`tagrpo.rephrase.client.OpenAIBackend`): any OpenAI-compatible server, asynchronous;
 - ``transformers`` (:class:`TransformersBackend`): a local model, batched ``generate``;
-- ``rule``: the embedded world's rule-based rephraser (``tagrpo.toy.rephraser.RuleBackend``, imported only when
-  chosen).
+- others added with :func:`register_backend` (the embedded world's ``rule`` backend: ``tagrpo.toy.plugins``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-BACKENDS = ("openai", "transformers", "rule")
+from tagrpo.errors import InputError
+from tagrpo.rephrase.checks import CheckResult
+
+logger = logging.getLogger(__name__)
+DUMMY_KEY = "EMPTY"
 
 
 def official_api(base_url: str | None) -> bool:
@@ -122,15 +129,9 @@ class TransformersBackend:
         self._lm: Any = None
 
     def _load(self) -> None:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from tagrpo.generation import load_causal_lm  # torch and transformers load with the first batch
 
-        self._tok = AutoTokenizer.from_pretrained(self.model)
-        self._tok.padding_side = "left"
-        if self._tok.pad_token is None:
-            self._tok.pad_token = self._tok.eos_token
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-        self._lm = AutoModelForCausalLM.from_pretrained(self.model).to(device).eval()
+        self._lm, self._tok = load_causal_lm(self.model, padding_side="left")
 
     def _prompt(self, messages: list[dict[str, str]]) -> str:
         if getattr(self._tok, "chat_template", None):
@@ -138,10 +139,10 @@ class TransformersBackend:
         return "\n\n".join(m["content"] for m in messages) + "\n\n"
 
     def generate(self, batch: list[list[dict[str, str]]]) -> list[Completion]:
-        """Completions of a batch of chat message lists (``tagrpo.evaluation.sampling.generate_batch``)."""
+        """Completions of a batch of chat message lists (``tagrpo.generation.generate_batch``)."""
         import torch
 
-        from tagrpo.evaluation.sampling import generate_batch
+        from tagrpo.generation import generate_batch
 
         if self._lm is None:
             self._load()
@@ -165,3 +166,73 @@ class TransformersBackend:
 
     async def aclose(self) -> None:
         return None
+
+
+def _sampling(cfg, solver: bool) -> tuple[float, int]:
+    """``(temperature, max_tokens)`` of a rephraser (``cfg``'s) or a solver (greedy, ``solver_max_tokens``)."""
+    return (0.0, cfg.solver_max_tokens) if solver else (cfg.temperature, cfg.max_tokens)
+
+
+def _openai(cfg, model: str, solver: bool) -> Backend:
+    from tagrpo.rephrase.client import OpenAIBackend
+
+    key = os.environ.get(cfg.api_key_env)
+    if not key:
+        if cfg.base_url is None:
+            raise InputError(f"set ${cfg.api_key_env} to the API key (or pass --base-url for a local server)")
+        logger.info("$%s is not set: using a dummy key for %s", cfg.api_key_env, cfg.base_url)
+        key = DUMMY_KEY
+    temperature, max_tokens = _sampling(cfg, solver)
+    return OpenAIBackend(
+        model,
+        key,
+        cfg.base_url,
+        cfg.concurrency,
+        cfg.max_retries,
+        cfg.timeout_s,
+        temperature,
+        max_tokens,
+        cfg.seed,
+        cfg.backoff_base_s,
+        cfg.backoff_max_s,
+        cfg.token_limit_param,
+    )
+
+
+def _transformers(cfg, model: str, solver: bool) -> Backend:
+    temperature, max_tokens = _sampling(cfg, solver)
+    return TransformersBackend(model, temperature, max_tokens, cfg.concurrency, cfg.seed)
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """What ``tagrpo rephrase`` asks of a backend besides its replies.
+
+    ``make(cfg, model, solver)`` builds it from a ``RephraseConfig`` for ``model`` (``solver``: to answer the
+    accepted rephrasings, greedily, up to ``cfg.solver_max_tokens``). ``check(original, reply)`` replaces
+    :func:`~tagrpo.rephrase.checks.check_rephrasing` for a backend that knows exactly what is equivalent; such a
+    backend keeps the type plan as it is (no reordering in place of a renaming for a question with nothing to
+    rename, a rule of the generic checks). ``preflight(rows, plan)`` raises before any request when the rows or
+    the plan ``[(type, variant), ...]`` do not suit the backend. ``self_solving``: the backend answers the solver
+    requests itself, whatever ``--solver`` names.
+    """
+
+    make: Callable[[Any, str, bool], Backend]
+    check: Callable[[str, str], CheckResult] | None = None
+    preflight: Callable[[list[dict], list[tuple[str, int]]], None] | None = None
+    self_solving: bool = False
+
+
+BACKENDS: dict[str, BackendSpec] = {"openai": BackendSpec(_openai), "transformers": BackendSpec(_transformers)}
+
+
+def register_backend(
+    name: str,
+    make: Callable[[Any, str, bool], Backend],
+    *,
+    check: Callable[[str, str], CheckResult] | None = None,
+    preflight: Callable[[list[dict], list[tuple[str, int]]], None] | None = None,
+    self_solving: bool = False,
+) -> None:
+    """Make ``--backend name`` available (see :class:`BackendSpec`); a second registration replaces the first."""
+    BACKENDS[name] = BackendSpec(make, check, preflight, self_solving)

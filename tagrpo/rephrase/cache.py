@@ -12,11 +12,12 @@ line. A lock file stops two runs from writing the same cache at once.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import hashlib
 import json
 import os
-from typing import Any, TextIO
+from typing import Any
+
+import filelock
 
 from tagrpo.data.jsonl import append_jsonl, read_jsonl
 from tagrpo.errors import InputError
@@ -37,11 +38,10 @@ class ResultCache:
     def __init__(self, path: str) -> None:
         self.path = path
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        self._lock_file: TextIO | None = open(path + ".lock", "w")  # held until close()
+        self._lock: filelock.FileLock | None = filelock.FileLock(path + ".lock", thread_local=False)  # to close()
         try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_file.close()
+            self._lock.acquire(timeout=0)
+        except filelock.Timeout:
             raise InputError(f"{path}: another rephrase run is using this cache") from None
         self.records: dict[str, dict] = {}
         for record in read_jsonl(path, repair=True):
@@ -99,6 +99,6 @@ class ResultCache:
             self._writer = None
 
     def close(self) -> None:
-        if self._lock_file is not None:
-            self._lock_file.close()
-            self._lock_file = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None

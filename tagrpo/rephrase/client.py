@@ -1,12 +1,18 @@
 """The OpenAI-compatible backend: one ``AsyncOpenAI`` client, a bounded number of requests in flight, retries.
 
-``concurrency`` workers share the request list, so at most that many requests are in flight. The client's own
-retries are off (``max_retries=0``); a request is retried up to ``max_retries`` times on 429, 5xx (and 408/409),
-timeouts, connection errors and replies that are not valid JSON, after a delay drawn with jitter from an
-exponential backoff (``backoff_base_s * 2**attempt``, at most ``backoff_max_s``) or, when the server sends one,
+``concurrency`` workers share the request list, so at most that many requests are in flight. Each request is one
+``client.chat.completions.create`` call. A request is retried up to ``max_retries`` times on 429, 5xx (and
+408/409), timeouts, connection errors and replies that are not valid JSON, after a delay drawn with jitter from
+an exponential backoff (``backoff_base_s * 2**attempt``, at most ``backoff_max_s``) or, when the server sends one,
 ``Retry-After`` / ``retry-after-ms`` (capped at ``RETRY_AFTER_CAP_S``, plus up to 10% jitter). A reply header
 ``x-should-retry: true|false`` overrides the status rule, as in the openai client. A 401, 403 or 404 stops the
 run (key, base URL or model is wrong); another 4xx fails that request only.
+
+The retries are this module's, with the client's own switched off (``max_retries=0``): the client sleeps and
+resends inside one ``create`` call, out of the run's reach. Here each retry first asks the run's budget
+(``--max-requests`` and ``--max-cost`` count retries, and stop them), gives up its place in flight while it waits,
+halves the in-flight limit (below) at each timeout, and is counted by reason in the summary (``retries``,
+``request_errors``); a 200 reply that is not valid JSON is retried too, which the client never does.
 
 A slow server is not flooded: a request that timed out may still be generating on the server, so every timeout
 halves the number of requests allowed in flight (down to one) and every success adds one back (up to
@@ -17,11 +23,8 @@ The completion limit is sent as ``max_completion_tokens`` to api.openai.com (its
 ``token_limit_param`` forces one. A reply longer than the limit means the server ignored it: counted in
 ``limit_ignored`` and said once in the log.
 
-The request goes through the client's generic ``post("/chat/completions", cast_to=object)``: the same base URL,
-auth, timeout, transport and error classes as ``client.chat.completions.create``, without converting the
-parameters through their typed schema and the reply into pydantic models (about 0.5 ms of CPU per request, see
-``benchmarks/rephrase_throughput.md``). Each request carries ``X-TAGRPO-Job: {id, type, kind}`` (URL-quoted
-JSON) so a server log can attribute it. The API key is only handed to the client; errors are scrubbed of it.
+Each request carries ``X-TAGRPO-Job: {id, type, kind}`` (URL-quoted JSON) so a server log can attribute it. The
+API key is only handed to the client; errors are scrubbed of it.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ class FatalRequestError(ValueError):
 
 
 class MalformedReply(ValueError):
-    """A 200 reply without ``choices[0].message.content``."""
+    """A 200 reply without ``choices[0].message``."""
 
 
 def retry_after(headers: object) -> float | None:
@@ -104,14 +107,15 @@ class AdaptiveLimit:
             self.changed.notify_all()
 
 
-def parse_reply(data: object) -> Completion:
-    """``choices[0].message.content`` and ``usage`` of a chat-completions reply."""
+def parse_reply(reply: object) -> Completion:
+    """``choices[0].message.content`` and ``usage`` of a ``ChatCompletion`` (no content: the empty text)."""
     try:
-        text = data["choices"][0]["message"]["content"]  # type: ignore[index]
-    except (KeyError, IndexError, TypeError):
-        raise MalformedReply("the reply has no choices[0].message.content") from None
-    usage = data.get("usage") or {}  # type: ignore[union-attr]
-    return Completion(text or "", int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+        text = reply.choices[0].message.content  # type: ignore[attr-defined]
+    except (AttributeError, IndexError, TypeError):
+        raise MalformedReply("the reply has no choices[0].message") from None
+    usage = getattr(reply, "usage", None)
+    prompt, completion = (getattr(usage, name, 0) or 0 for name in ("prompt_tokens", "completion_tokens"))
+    return Completion(text or "", int(prompt), int(completion))
 
 
 class OpenAIBackend:
@@ -156,13 +160,15 @@ class OpenAIBackend:
     def scrub(self, text: str) -> str:
         return text.replace(self._secret, "***") if len(self._secret) >= 4 else text
 
-    def _body(self, request: Request) -> dict:
-        body: dict = {"model": self.model, "messages": request.messages}
-        body.update({name: self.max_tokens for name in self.limit_names})
-        body["temperature"] = self.temperature
+    def _params(self, request: Request) -> dict:
+        """The arguments of ``chat.completions.create`` for ``request``."""
+        header = quote(json.dumps({"id": request.row_id, "type": request.transform, "kind": request.kind}))
+        params: dict = {"model": self.model, "messages": request.messages, "extra_headers": {JOB_HEADER: header}}
+        params.update({name: self.max_tokens for name in self.limit_names})
+        params["temperature"] = self.temperature
         if self.seed is not None:
-            body["seed"] = self.seed + request.variant
-        return body
+            params["seed"] = self.seed + request.variant
+        return params
 
     def _classify(self, err: Exception) -> tuple[bool, float | None, str]:
         """``(retryable, Retry-After seconds, reason)`` of a failed attempt; raises FatalRequestError."""
@@ -201,25 +207,23 @@ class OpenAIBackend:
                     completion.completion_tokens, self.max_tokens, " and ".join(self.limit_names),
                 )
 
-    async def _send(self, body: dict, options: dict, limit: AdaptiveLimit) -> object:
-        key = id(options)
+    async def _send(self, params: dict, limit: AdaptiveLimit) -> Completion:
+        key = id(params)
         async with limit:
             self.in_flight[key] = time.monotonic()
             try:
-                return await self.client.post("/chat/completions", body=body, cast_to=object, options=options)
+                return parse_reply(await self.client.chat.completions.create(**params))
             finally:
                 self.in_flight.pop(key, None)
 
     async def _attempts(
         self, request: Request, budget: Budget, limit: AdaptiveLimit
     ) -> tuple[Completion | None, str | None]:
-        header = quote(json.dumps({"id": request.row_id, "type": request.transform, "kind": request.kind}))
-        options = {"headers": {JOB_HEADER: header}}
-        body = self._body(request)
+        params = self._params(request)
         attempt = 0
         while True:
             try:
-                completion = parse_reply(await self._send(body, options, limit))
+                completion = await self._send(params, limit)
                 await limit.resize(limit.limit + 1)
                 self._check_limit(completion)
                 return completion, None

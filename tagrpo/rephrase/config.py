@@ -1,73 +1,73 @@
-"""The options of a rephrase run (:class:`RephraseConfig`), their command-line flags, the data and the backend."""
+"""The options of a rephrase run (:class:`RephraseConfig`, which ``tagrpo rephrase``'s flags come from), the
+questions it reads (:func:`load_source_rows`, :func:`register_source`) and its backend (:func:`make_backend`)."""
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import logging
-import os
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
+from tagrpo.cliargs import helped
 from tagrpo.errors import InputError
 from tagrpo.modes import check_mode
-from tagrpo.rephrase.backends import BACKENDS, TransformersBackend, official_api
+from tagrpo.rephrase.backends import BACKENDS, official_api
 from tagrpo.rephrase.report import check_out_path
 from tagrpo.rephrase.templates import type_plan
 
-logger = logging.getLogger(__name__)
-DUMMY_KEY = "EMPTY"
 # Dollars per 1M prompt / completion tokens on api.openai.com (list prices); nothing else has a known price.
 KNOWN_PRICES = {"gpt-4-turbo": (10.0, 30.0), "gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6), "gpt-4.1": (2.0, 8.0)}
 CANONICAL = ("id", "prompt", "answer", "rephrasings", "rephrasing_provenance")
 TOKEN_LIMIT_PARAMS = ("auto", "max_tokens", "max_completion_tokens", "both")
-
-
-def _help(text: str, default: Any = dataclasses.MISSING) -> Any:
-    return field(default=default, metadata={"help": text})
+# Question sets of ``--data NAME`` besides the benchmarks: name -> rows(limit, seed), see register_source.
+SOURCES: dict[str, Callable[[int | None, int], list[dict]]] = {}
 
 
 @dataclass
 class RephraseConfig:
     """Every option of a rephrase run (``tagrpo rephrase --help`` lists them with these helps)."""
 
-    data: str = _help("a benchmark name (math_train, math500, ..., or toy_world) or a jsonl/parquet file", "math_train")
-    data_dir: str | None = _help("where benchmark files live (default: $TAGRPO_DATA_DIR or ../shared/data)", None)
-    limit: int | None = _help("use only the first LIMIT questions (toy_world: how many to draw, default 64)", None)
-    n: int = _help("rephrasings per question (N)", 3)
-    types: str | None = _help("comma list of paraphrase,rename,format,reorder to cycle through (default: all)", None)
-    templates_file: str | None = _help("YAML/JSON file mapping type (or 'system') -> template with {question}", None)
-    backend: str = _help("openai (any compatible server), transformers (a local model) or rule (toy world)", "openai")
-    base_url: str | None = _help("server URL, e.g. http://localhost:8000/v1 (default: OpenAI's API)", None)
-    model: str = _help("model name (openai) or model directory / hub id (transformers)", "gpt-4-turbo")
-    api_key_env: str = _help(
-        "environment variable holding the API key (unset: a dummy key for --base-url)", "OPENAI_API_KEY"
+    data: str = helped(
+        "math_train",
+        "a benchmark name (math_train, math500, ..., or toy_world) or a jsonl/parquet file",
     )
-    concurrency: int = _help("requests in flight at once (transformers: the batch size)", 32)
-    max_retries: int = _help("retries per request on 429, 5xx, timeouts and malformed replies", 6)
-    timeout_s: float = _help("seconds before a request times out", 120.0)
-    max_requests: int | None = _help("stop issuing requests after this many in this run (retries count)", None)
-    max_cost: float | None = _help("stop issuing requests once this run has spent this many dollars", None)
-    price_in: float | None = _help(
+    data_dir: str | None = helped(None, "where benchmark files live (default: $TAGRPO_DATA_DIR or ../shared/data)")
+    limit: int | None = helped(None, "use only the first LIMIT questions (toy_world: how many to draw, default 64)")
+    n: int = helped(3, "rephrasings per question (N)")
+    types: str | None = helped(None, "comma list of paraphrase,rename,format,reorder to cycle through (default: all)")
+    templates_file: str | None = helped(None, "YAML/JSON file mapping type (or 'system') -> template with {question}")
+    backend: str = helped("openai", "openai (any compatible server), transformers (a local model) or rule (toy world)")
+    base_url: str | None = helped(None, "server URL, e.g. http://localhost:8000/v1 (default: OpenAI's API)")
+    model: str = helped("gpt-4-turbo", "model name (openai) or model directory / hub id (transformers)")
+    api_key_env: str = helped(
+        "OPENAI_API_KEY",
+        "environment variable holding the API key (unset: a dummy key for --base-url)",
+    )
+    concurrency: int = helped(32, "requests in flight at once (transformers: the batch size)")
+    max_retries: int = helped(6, "retries per request on 429, 5xx, timeouts and malformed replies")
+    timeout_s: float = helped(120.0, "seconds before a request times out")
+    max_requests: int | None = helped(None, "stop issuing requests after this many in this run (retries count)")
+    max_cost: float | None = helped(None, "stop issuing requests once this run has spent this many dollars")
+    price_in: float | None = helped(
+        None,
         "dollars per 1M prompt tokens (default: the list price of a known OpenAI model on api.openai.com, else"
-        " none: the run is not priced)", None
+        " none: the run is not priced)",
     )
-    price_out: float | None = _help("dollars per 1M completion tokens (default: as --price-in)", None)
-    temperature: float = _help("sampling temperature of the rephraser (0: greedy)", 0.7)
-    max_tokens: int = _help("maximum tokens of a rephrasing", 1024)
-    out: str = _help("output data set, .jsonl or .parquet", "outputs/rephrase/rephrased.jsonl")
-    cache: str | None = _help("result cache (default: OUT.cache.jsonl)", None)
-    min_length_ratio: float = _help("smallest accepted length of a rephrasing over the original's", 0.5)
-    max_length_ratio: float = _help("largest accepted length of a rephrasing over the original's", 2.0)
-    solver: str | None = _help("also require a solver to answer each rephrasing right: 'same' or a model name", None)
-    solver_max_tokens: int = _help("maximum tokens of a solver answer", 2048)
-    backoff_base_s: float = _help("first retry delay before jitter (doubles per retry)", 1.0)
-    backoff_max_s: float = _help("largest retry delay without a Retry-After header", 60.0)
-    token_limit_param: str = _help(
+    price_out: float | None = helped(None, "dollars per 1M completion tokens (default: as --price-in)")
+    temperature: float = helped(0.7, "sampling temperature of the rephraser (0: greedy)")
+    max_tokens: int = helped(1024, "maximum tokens of a rephrasing")
+    out: str = helped("outputs/rephrase/rephrased.jsonl", "output data set, .jsonl or .parquet")
+    cache: str | None = helped(None, "result cache (default: OUT.cache.jsonl)")
+    min_length_ratio: float = helped(0.5, "smallest accepted length of a rephrasing over the original's")
+    max_length_ratio: float = helped(2.0, "largest accepted length of a rephrasing over the original's")
+    solver: str | None = helped(None, "also require a solver to answer each rephrasing right: 'same' or a model name")
+    solver_max_tokens: int = helped(2048, "maximum tokens of a solver answer")
+    backoff_base_s: float = helped(1.0, "first retry delay before jitter (doubles per retry)")
+    backoff_max_s: float = helped(60.0, "largest retry delay without a Retry-After header")
+    token_limit_param: str = helped(
+        "auto",
         "name of the completion limit sent: auto (max_completion_tokens to api.openai.com, both names elsewhere),"
-        " max_tokens, max_completion_tokens or both", "auto"
+        " max_tokens, max_completion_tokens or both",
     )
-    seed: int = _help("sampling seed (toy_world: the seed of the drawn questions)", 0)
+    seed: int = helped(0, "sampling seed (toy_world: the seed of the drawn questions)")
 
     def __post_init__(self) -> None:
         check_mode("backend", self.backend, BACKENDS)
@@ -100,15 +100,19 @@ class RephraseConfig:
         return self.cache or self.out + ".cache.jsonl"
 
 
+def register_source(name: str, rows: Callable[[int | None, int], list[dict]]) -> None:
+    """Make ``--data name`` read ``rows(limit, seed)``: rows ``{id, prompt, answer, ...metadata}`` (ahead of a
+    benchmark or a file of that name)."""
+    SOURCES[name] = rows
+
+
 def load_source_rows(cfg: RephraseConfig) -> list[dict]:
-    """Rows ``{id, prompt, answer, ...metadata}`` from a benchmark name, ``toy_world`` or a jsonl/parquet file."""
+    """Rows ``{id, prompt, answer, ...metadata}`` from a registered source, a benchmark name or a jsonl/parquet
+    file."""
     from tagrpo.data import BENCHMARK_NAMES, load_benchmark, load_questions
 
-    if cfg.data == "toy_world":
-        from tagrpo.toy.world import question_rows
-
-        rows = [{k: v for k, v in r.items() if k != "rephrasings"} for r in question_rows(cfg.limit or 64, cfg.seed, 0)]
-        return [{**r, "benchmark": "toy_world", "reward": "math"} for r in rows]
+    if cfg.data in SOURCES:
+        return SOURCES[cfg.data](cfg.limit, cfg.seed)
     if cfg.data in BENCHMARK_NAMES:
         rows = load_benchmark(cfg.data, data_dir=cfg.data_dir, limit=cfg.limit)
         return [
@@ -120,46 +124,4 @@ def load_source_rows(cfg: RephraseConfig) -> list[dict]:
 
 def make_backend(cfg: RephraseConfig, model: str, solver: bool = False):
     """The backend of ``cfg.backend`` for ``model`` (a solver answers greedily, up to ``solver_max_tokens``)."""
-    temperature = 0.0 if solver else cfg.temperature
-    max_tokens = cfg.solver_max_tokens if solver else cfg.max_tokens
-    if cfg.backend == "rule":
-        from tagrpo.toy.rephraser import RuleBackend
-
-        return RuleBackend()
-    if cfg.backend == "transformers":
-        return TransformersBackend(model, temperature, max_tokens, cfg.concurrency, cfg.seed)
-    from tagrpo.rephrase.client import OpenAIBackend
-
-    key = os.environ.get(cfg.api_key_env)
-    if not key:
-        if cfg.base_url is None:
-            raise InputError(f"set ${cfg.api_key_env} to the API key (or pass --base-url for a local server)")
-        logger.info("$%s is not set: using a dummy key for %s", cfg.api_key_env, cfg.base_url)
-        key = DUMMY_KEY
-    return OpenAIBackend(
-        model,
-        key,
-        cfg.base_url,
-        cfg.concurrency,
-        cfg.max_retries,
-        cfg.timeout_s,
-        temperature,
-        max_tokens,
-        cfg.seed,
-        cfg.backoff_base_s,
-        cfg.backoff_max_s,
-        cfg.token_limit_param,
-    )
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """One ``--flag`` per :class:`RephraseConfig` field (``tagrpo.cliargs``), with the field's help."""
-    from tagrpo.cliargs import add_dataclass_arguments
-
-    modes = {"backend": BACKENDS, "token_limit_param": TOKEN_LIMIT_PARAMS}
-    return add_dataclass_arguments(parser, RephraseConfig, choices=modes)
-
-
-def config_from_args(args: argparse.Namespace) -> RephraseConfig:
-    names = {f.name for f in dataclasses.fields(RephraseConfig)}
-    return RephraseConfig(**{k: v for k, v in vars(args).items() if k in names and v is not None})
+    return BACKENDS[cfg.backend].make(cfg, model, solver)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from tagrpo.data.jsonl import write_jsonl
+from tagrpo.data.jsonl import atomic_write, write_jsonl
 from tagrpo.errors import InputError
 
 OUT_SUFFIXES = (".jsonl", ".parquet")
@@ -26,13 +25,6 @@ def check_out_path(path: str) -> str:
     return path
 
 
-def _atomic_write(path: str, write) -> None:
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    write(tmp)
-    os.replace(tmp, path)
-
-
 def write_rows(path: str, rows: Sequence[dict[str, Any]]) -> None:
     """Rows as JSON lines or parquet (by extension), written to a temporary file and renamed into place."""
     if Path(path).suffix.lower() == ".parquet":
@@ -41,7 +33,7 @@ def write_rows(path: str, rows: Sequence[dict[str, Any]]) -> None:
 
         keys = list(dict.fromkeys(k for row in rows for k in row))
         table = pa.Table.from_pylist([{k: row.get(k) for k in keys} for row in rows])
-        _atomic_write(path, lambda tmp: pq.write_table(table, tmp))
+        atomic_write(path, lambda tmp: pq.write_table(table, tmp))
     else:
         write_jsonl(path, rows)
 
@@ -52,7 +44,7 @@ def write_json(path: str, data: Any) -> None:
             json.dump(data, f, indent=2, ensure_ascii=False)
             f.write("\n")
 
-    _atomic_write(path, write)
+    atomic_write(path, write)
 
 
 def tally(outcomes: Sequence[tuple[str, str, str | None]], types: Sequence[str]) -> dict[str, Any]:

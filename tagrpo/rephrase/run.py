@@ -1,20 +1,19 @@
 """``tagrpo rephrase``: N checked, problem-equivalent rephrasings per question, resumable and budget-bounded.
 
 :func:`run_rephrase` loads the questions, sends one request per (question, planned transformation) that the
-cache does not hold yet, checks each reply (:mod:`tagrpo.rephrase.checks`; the world's exact parse check with the
-rule backend), optionally asks a solver model to answer the accepted ones (math-verify against the gold answer),
-and writes the data set ``tagrpo train`` reads: ``id``, ``prompt``, ``answer``, ``rephrasings`` (accepted, in
-type-plan order), ``rephrasing_provenance`` and the source row's metadata. Next to ``out`` it writes
-``.rejected.jsonl`` (every rejected rephrasing with its reason) and ``.summary.json`` (the counts it returns).
+cache does not hold yet, checks each reply (:mod:`tagrpo.rephrase.checks`, or the backend's own check:
+:class:`~tagrpo.rephrase.backends.BackendSpec`), optionally asks a solver model to answer the accepted ones
+(math-verify against the gold answer), and writes the data set ``tagrpo train`` reads: ``id``, ``prompt``,
+``answer``, ``rephrasings`` (accepted, in type-plan order), ``rephrasing_provenance`` and the source row's
+metadata. Next to ``out`` it writes ``.rejected.jsonl`` (every rejected rephrasing with its reason) and
+``.summary.json`` (the counts it returns).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import copy
 import logging
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -24,17 +23,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.text import Text
 
 from tagrpo.errors import TagrpoError
-from tagrpo.rephrase.backends import Budget, Completion, Request, TransformersBackend
+from tagrpo.rephrase.backends import BACKENDS, Budget, Completion, Request, TransformersBackend
 from tagrpo.rephrase.cache import ResultCache, cache_key, text_hash
 from tagrpo.rephrase.checks import bare_text, check_rephrasing, clean_response, renamable
-from tagrpo.rephrase.config import (
-    CANONICAL,
-    RephraseConfig,
-    add_arguments,
-    config_from_args,
-    load_source_rows,
-    make_backend,
-)
+from tagrpo.rephrase.config import CANONICAL, RephraseConfig, load_source_rows, make_backend
 from tagrpo.rephrase.report import print_summary, tally, write_json, write_rows
 from tagrpo.rephrase.templates import (
     TRANSFORM_TYPES,
@@ -47,8 +39,7 @@ from tagrpo.rephrase.templates import (
 )
 
 logger = logging.getLogger(__name__)
-DESCRIPTION = "N checked, problem-equivalent rephrasings per question; resumable and budget-bounded."
-__all__ = ["RephraseConfig", "add_arguments", "config_from_args", "load_source_rows", "main", "run_rephrase"]
+__all__ = ["RephraseConfig", "load_source_rows", "run_rephrase"]
 
 
 class InFlightColumn(ProgressColumn):
@@ -81,9 +72,11 @@ class _Run:
 
     def __init__(self, cfg: RephraseConfig, rows: list[dict], backend, console: Console) -> None:
         self.cfg, self.rows, self.backend, self.console = cfg, rows, backend, console
+        self.spec = BACKENDS[cfg.backend]
         system, templates = load_templates(cfg.templates_file)
         plan = type_plan(cfg.n, cfg.types)
-        plans = [plan if cfg.backend == "rule" else plan_for(plan, cfg.types, renamable(r["prompt"])) for r in rows]
+        own_check = self.spec.check is not None  # the backend's exact check: the plan stays as it is
+        plans = [plan if own_check else plan_for(plan, cfg.types, renamable(r["prompt"])) for r in rows]
         self.replaced = sum(p != plan for p in plans)  # questions with nothing to rename
         used = {t for p in [plan, *plans] for t, _ in p}
         self.types = [t for t in TRANSFORM_TYPES if t in used]
@@ -98,7 +91,7 @@ class _Run:
         price_in, price_out = cfg.prices or (0.0, 0.0)
         self.budget = Budget(cfg.max_requests, cfg.max_cost, price_in, price_out, priced=cfg.prices is not None)
         self.failures: dict[str, str] = {}
-        same = cfg.solver == "same" or cfg.backend == "rule"
+        same = cfg.solver == "same" or self.spec.self_solving
         self.solver_model: str | None = None if cfg.solver is None else backend.model if same else cfg.solver
         self.request_s = 0.0
         self.from_cache = sum(s.key in self.cache for row in self.slots for s in row)
@@ -106,10 +99,8 @@ class _Run:
         self.rows_by_id = {str(r["id"]): r for r in rows}
 
     def check(self, slot: Slot, text: str):
-        if self.cfg.backend == "rule":
-            from tagrpo.toy.rephraser import check_toy
-
-            return check_toy(slot.row["prompt"], text)
+        if self.spec.check is not None:
+            return self.spec.check(slot.row["prompt"], text)
         return check_rephrasing(
             slot.row["prompt"], text, slot.transform, self.cfg.min_length_ratio, self.cfg.max_length_ratio
         )
@@ -247,10 +238,9 @@ def run_rephrase(cfg: RephraseConfig, console: Console | None = None) -> dict[st
     start = time.perf_counter()
     console = console or Console(stderr=True)
     rows = load_source_rows(cfg)
-    if cfg.backend == "rule":
-        from tagrpo.toy.rephraser import check_rule_rows
-
-        check_rule_rows(rows, type_plan(cfg.n, cfg.types))
+    preflight = BACKENDS[cfg.backend].preflight
+    if preflight is not None:
+        preflight(rows, type_plan(cfg.n, cfg.types))
     backend = make_backend(cfg, cfg.model)
     run = _Run(cfg, rows, backend, console)
     try:
@@ -369,15 +359,3 @@ def _finish(run: _Run, start: float) -> dict[str, Any]:
     print_summary(summary, run.console)
     return summary
 
-
-def main(argv: list[str] | None = None) -> int:
-    """Parse ``argv`` (default: ``sys.argv[1:]``), run, and return the exit status (2 on a usage error)."""
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    parser = add_arguments(argparse.ArgumentParser(prog="tagrpo rephrase", description=DESCRIPTION))
-    args = parser.parse_args(argv)
-    try:
-        run_rephrase(config_from_args(args))
-    except (TagrpoError, FileNotFoundError) as err:
-        print(f"tagrpo rephrase: error: {err}", file=sys.stderr)
-        return 2
-    return 0

@@ -1,7 +1,8 @@
 """Verifiable rewards shared by training and evaluation.
 
 ``math_reward`` / ``is_correct``: the last boxed answer against the reference under math-verify (gold first);
-``MathReward`` / ``verify_many``: the same in worker processes with a per-answer wall-clock timeout;
+``MathReward`` / ``verify_many``: the same in worker processes with a per-answer wall-clock timeout (verl's
+threaded reward uses ``verify_many``);
 ``choice_reward`` / ``is_choice_correct``: a boxed option letter (GPQA-Diamond);
 ``boxed_or_last_number``: the math reward when a box is given, else the last number written (for small models).
 ``get_reward(name)`` looks one up in ``REWARDS``.
@@ -19,7 +20,7 @@ from tagrpo.rewards.math import (
     normalize_answer,
     strip_units,
 )
-from tagrpo.rewards.parallel import MathReward, VerifierPool, math_reward_parallel, verify_many
+from tagrpo.rewards.parallel import MathReward, VerifierPool, verify_many
 
 REWARDS = {"math": math_reward, "choice": choice_reward, "boxed_or_last_number": boxed_or_last_number}
 CHECKS = {  # per-response checks behind the reward functions
@@ -58,7 +59,6 @@ __all__ = [
     "is_choice_correct",
     "is_correct",
     "math_reward",
-    "math_reward_parallel",
     "normalize_answer",
     "parse_choice",
     "strip_units",

@@ -12,7 +12,7 @@ costs math-verify its whole timeout, in every thread. math-verify bounds the res
 (``timeout``, 1 s by default), which only works in the main thread, where TRL calls reward functions. Called
 from any other thread, ``is_correct`` runs math-verify with its timeouts disabled rather than raising; the
 pre-check still bounds the known pathological shapes, and ``tagrpo.rewards.parallel`` (process workers with a
-wall-clock deadline) bounds everything.
+wall-clock deadline, what verl's threaded reward calls) bounds everything.
 """
 
 from __future__ import annotations

@@ -14,7 +14,10 @@ all inside one long C call (a huge integer power). Here each answer is checked i
   (``tagrpo/unscorable``). ``VerifierPool.unscorable`` counts them too.
 
 Results come back in input order. Items travel in chunks, so the per-item deadline costs no extra round trips.
-As with any ``spawn``/``forkserver`` pool, workers import the ``__main__`` script: guard its entry point with
+Calls from several threads take turns (``map`` holds a lock). ``verify_many`` keeps one pool per (workers,
+timeout) for the life of the process: it is the bounded math check of verl's threaded reward
+(``tagrpo.integrations.verl.reward``) and of ``benchmarks/reward_throughput.py``. As with any
+``spawn``/``forkserver`` pool, workers import the ``__main__`` script: guard its entry point with
 ``if __name__ == "__main__":``.
 """
 
@@ -223,21 +226,26 @@ class VerifierPool:
 
 
 _POOLS: dict[tuple[int | None, float], VerifierPool] = {}
+_POOLS_LOCK = threading.Lock()
 
 
 def verify_many(responses: Sequence[str], golds: Sequence, workers: int | None = None, timeout: float = 5.0):
-    """``is_correct`` over many (response, gold) pairs in worker processes: 1.0 / 0.0 each, in input order.
+    """``is_correct`` over many (response, gold) pairs in worker processes: 1.0 / 0.0 each (NaN: unscorable), in
+    input order.
 
     An item that takes more than ``timeout`` seconds scores 0.0. Pools are kept per (workers, timeout) and reused
-    by later calls; they stop at interpreter exit.
+    by later calls, from any thread; they stop at interpreter exit.
     """
     key = (workers, float(timeout))
-    if key not in _POOLS:
-        _POOLS[key] = VerifierPool(workers, timeout)
-    return _POOLS[key].map(list(responses), list(golds))
+    with _POOLS_LOCK:
+        if key not in _POOLS:
+            if not _POOLS:
+                atexit.register(_close_pools)  # before interpreter teardown, which prints a traceback per live pool
+            _POOLS[key] = VerifierPool(workers, timeout)
+        pool = _POOLS[key]
+    return pool.map(list(responses), list(golds))
 
 
-@atexit.register
 def _close_pools() -> None:
     for pool in _POOLS.values():
         pool.close()
@@ -264,6 +272,3 @@ class MathReward:
     def close(self) -> None:
         self.pool.close()
 
-
-math_reward_parallel = MathReward(name="math_reward_parallel")
-atexit.register(math_reward_parallel.close)

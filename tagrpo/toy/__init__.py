@@ -1,6 +1,19 @@
-"""The embedded world's building blocks: a local character tokenizer and tiny causal LMs."""
+"""The embedded world's building blocks: a local character tokenizer and tiny causal LMs.
 
-from tagrpo.toy.model import ARCHITECTURES, build_tiny_model
-from tagrpo.toy.tokenizer import build_char_tokenizer
+They load on first use, with torch and transformers: ``import tagrpo`` imports this package to register the
+world (:mod:`tagrpo.toy.plugins`), which needs neither.
+"""
 
 __all__ = ["ARCHITECTURES", "build_char_tokenizer", "build_tiny_model"]
+
+
+def __getattr__(name: str):
+    if name in ("ARCHITECTURES", "build_tiny_model"):
+        from tagrpo.toy import model
+
+        return getattr(model, name)
+    if name == "build_char_tokenizer":
+        from tagrpo.toy.tokenizer import build_char_tokenizer
+
+        return build_char_tokenizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,11 +29,12 @@ import numpy as np
 import torch
 import transformers
 from rich.console import Console
-from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+from transformers import TrainerCallback
 
 from tagrpo.cliargs import helped
 from tagrpo.data.jsonl import write_jsonl
-from tagrpo.evaluation import lexical_diversity, pass_at_k_curve, sample_responses
+from tagrpo.evaluation import lexical_diversity, pass_at_k_curve
+from tagrpo.generation import load_causal_lm, sample_responses
 from tagrpo.modes import check_mode
 from tagrpo.rewards import is_correct
 from tagrpo.toy.arms import ARMS, arm_settings
@@ -301,8 +302,7 @@ def run_demo(cfg: DemoConfig, console: Console | None = None) -> dict:
     fallback = os.path.join(cfg.output_dir, "base" if cfg.world == "basic" else "base_regime")
     base = resolve_world_base(cfg.world, cfg.base_dir, fallback, console)
     held_out = held_out_rows(cfg)
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    base_model = AutoModelForCausalLM.from_pretrained(base)
+    base_model, tokenizer = load_causal_lm(base, device="cpu")
     console.print(f"evaluating the base model on {cfg.eval_questions} held-out questions x {cfg.eval_samples} samples")
     base_eval = evaluate(base_model, tokenizer, held_out, cfg.eval_samples, cfg.max_completion_length, cfg.seed)
     base_curve = HeldOutCurve(held_out, set(), cfg.max_completion_length, cfg.seed).measure(base_model, tokenizer)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import torch
 
+from tagrpo.trainer.seam import Generation
+
 
 def phase_rows(variant_index: torch.Tensor) -> list[int]:
     """Local row indices of q0's samples, generated first."""
@@ -39,21 +41,21 @@ def history_choice(keys: list[str], last_uniform: dict[str, bool]) -> torch.Tens
     return torch.tensor([last_uniform.get(k, True) for k in keys], dtype=torch.bool)  # (B,)
 
 
-def merge(parts: list[tuple[list[int], tuple]], rows: int, empty_completion, eos_id: int) -> tuple:
-    """One ``_generate`` result for ``rows`` rows from the results of row subsets; other rows are placeholders.
+def merge(parts: list[tuple[list[int], Generation]], rows: int, empty_completion, eos_id: int) -> Generation:
+    """One ``Generation`` for ``rows`` rows from the generations of row subsets; other rows are placeholders.
 
-    ``parts`` holds ``(row indices, result)`` pairs; a result is TRL's ``(prompt_ids, completion_ids, tool_mask,
-    completions, logprobs, extra_fields, images, tool_images)`` for its rows.
+    ``parts`` holds ``(row indices, generation of those rows)`` pairs.
     """
     prompt_ids, completion_ids = [[] for _ in range(rows)], [[eos_id] for _ in range(rows)]
     completions, logprobs = [empty_completion] * rows, None
-    for indices, result in parts:
-        if result[2] is not None or result[5] or result[6] is not None or result[7]:
+    for indices, part in parts:
+        if part.uses_extras():
             raise NotImplementedError("adaptive pools support neither tools, environments nor images")
-        if result[4] is not None and logprobs is None:
+        if part.logprobs is not None and logprobs is None:
             logprobs = [[0.0] for _ in range(rows)]
         for k, i in enumerate(indices):
-            prompt_ids[i], completion_ids[i], completions[i] = result[0][k], result[1][k], result[3][k]
-            if result[4] is not None:
-                logprobs[i] = result[4][k]
-    return prompt_ids, completion_ids, None, completions, logprobs, {}, None, []
+            prompt_ids[i], completion_ids[i] = part.prompt_ids[k], part.completion_ids[k]
+            completions[i] = part.completions[k]
+            if part.logprobs is not None:
+                logprobs[i] = part.logprobs[k]
+    return Generation(prompt_ids, completion_ids, None, completions, logprobs, {}, None, [])

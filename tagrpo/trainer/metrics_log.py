@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from transformers import TrainerCallback
+
+from tagrpo.data.jsonl import atomic_write
 
 CONSOLE_KEYS = (
     ("loss", "loss"),
@@ -53,10 +56,7 @@ class MetricsLogger(TrainerCallback):
             lines = [line for line in f if line.strip()]
         kept = [line for line in lines if _step_of(line) is not None and _step_of(line) <= state.global_step]
         if len(kept) < len(lines):
-            tmp = self.path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.writelines(kept)
-            os.replace(tmp, self.path)
+            atomic_write(self.path, lambda tmp: Path(tmp).write_text("".join(kept), encoding="utf-8"))
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:

@@ -1,7 +1,10 @@
 """``tagrpo train``: one job = a ``TrainJob`` (what to train on) plus a ``TAGRPOConfig`` (how).
 
 A YAML file is flat: keys naming a ``TrainJob`` field go to the job, every other key to ``TAGRPOConfig``
-(TRL's GRPOConfig fields included), and ``key=value`` overrides on the command line follow the same rule.
+(TRL's GRPOConfig fields included), and ``key=value`` overrides on the command line follow the same rule. The
+command line's ``--flags`` come from the same two dataclasses (``tagrpo.cliparser.CommandParser``). The file and
+the overrides are read as YAML 1.2 scalars (``save_strategy: no`` stays a string, ``1e-6`` is a float) and every
+unknown key is named with its closest known one, which TRL's own YAML reading (``TrlParser --config``) does not do.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from tagrpo.rewards import REWARDS, get_reward
 from tagrpo.trainer.config import TAGRPOConfig
 
 logger = logging.getLogger(__name__)
-
 
 
 @dataclass
@@ -151,8 +153,8 @@ def build_rows(job: TrainJob, num_rephrasings: int, short: str) -> tuple[list[di
 def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
     """Train and save the final model to ``output_dir/final``; returns the trainer."""
     from datasets import Dataset
-    from transformers import AutoTokenizer
 
+    from tagrpo.generation import load_tokenizer
     from tagrpo.models import check_model
     from tagrpo.trainer.trainer import TAGRPOTrainer
 
@@ -171,9 +173,7 @@ def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
             indent=2,
             default=str,
         )
-    tokenizer = AutoTokenizer.from_pretrained(job.model)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer = load_tokenizer(job.model)
     trainer = TAGRPOTrainer(
         model=job.model,
         reward_funcs=[get_reward(job.reward)],

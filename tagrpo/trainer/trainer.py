@@ -9,7 +9,10 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
 3. The prompt tokens that condition the loss (current, old and reference log-probs) are chosen by
    ``tagrpo.core.select_prompt_tokens`` from ``anchor``; with ``anchor="behavior"`` the old log-probs are
    recomputed under the generating prompt.
-4. Advantages are recomputed from the rewards by ``tagrpo.core.pooled_advantages`` (pool or variant scope).
+4. Advantages: on the default path (``advantage_scope="pool"``, ``pool_mode="full"``, ``advantage_eps`` 1e-4)
+   TRL's own, whose group is the pool (equal to ``tagrpo.core.pooled_advantages``: ``tests/test_trl_equivalence.py``);
+   otherwise recomputed from the rewards by ``tagrpo.core.pooled_advantages`` (variant scope, adaptive pools whose
+   rows not generated carry NaN, another eps), which then also replaces TRL's copy in the completions table.
 5. An inference engine's importance-sampling correction is computed on the generating prompt
    (``tagrpo.core.engine``): TRL's own under ``anchor="none"``; under ``"behavior"`` recomputed from the
    behaviour log-probs; under ``"original"`` off, or with ``engine_correction="generating"`` recomputed from one
@@ -27,7 +30,11 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
    CUDA (``cpu_completion_scoring``, ``tagrpo.trainer.compact``: the same log-probs, without the prompt positions'
    vocabulary projections); transformers generation runs under the trainer's autocast, the precision the loss is
    computed in (``generation_autocast``; TRL generates in the weights' full precision).
-10. With several processes, at interpreter exit the trainer drops its distributed wrappers and destroys the
+10. TRL's internals that the overrides rely on are checked when the trainer is built
+   (``tagrpo.trainer.contract``): a renamed method, a changed signature or a ``_generate`` result of another length
+   fails with a ``ContractError`` naming it. The overrides exchange the step's state through one
+   ``tagrpo.trainer.seam.StepState`` and read TRL's generation result by name (``Generation``).
+11. With several processes, at interpreter exit the trainer drops its distributed wrappers and destroys the
    default process group (``tagrpo.trainer.shutdown``): left alive, gloo's threads can abort the process.
 
 What stays TRL's, said plainly: the loss is TRL's ``_compute_loss``. ``tagrpo.core.clipped_surrogate`` is the
@@ -71,7 +78,9 @@ from tagrpo.core import (
 from tagrpo.trainer.adaptive import expansion_rows, history_choice, merge, phase_rows
 from tagrpo.trainer.compact import completion_positions_only
 from tagrpo.trainer.config import TAGRPOConfig
+from tagrpo.trainer.contract import TRL_ADVANTAGE_EPS, enforce_trl_contract
 from tagrpo.trainer.metrics_log import MetricsLogger, RichProgress
+from tagrpo.trainer.seam import Generation, StepState
 from tagrpo.trainer.shutdown import shutdown_distributed_at_exit
 
 logger = logging.getLogger(__name__)
@@ -85,6 +94,7 @@ class TAGRPOTrainer(GRPOTrainer):
             raise TypeError(f"TAGRPOTrainer needs args=TAGRPOConfig(...), got {type(args).__name__}")
         _check_rephrasings(train_dataset, args.num_rephrasings)
         super().__init__(model, reward_funcs, args=args, train_dataset=train_dataset, **kwargs)
+        enforce_trl_contract(self)
         if self.accelerator.num_processes > 1:
             shutdown_distributed_at_exit(self)  # a gloo group alive at exit can abort the process
         if self.tools or self.environment_factories is not None:
@@ -94,8 +104,7 @@ class TAGRPOTrainer(GRPOTrainer):
         if args.pool_mode != "full" and (self.use_vllm or self.accelerator.num_processes > 1):
             raise NotImplementedError(f"pool_mode={args.pool_mode!r} runs on one process with transformers generation")
         self.q0_uniform: dict[str, bool] = {}  # pool_mode="history": question id -> q0 group uniform at last visit
-        self._pending = None
-        self._last_rewards = None
+        self._tagrpo_step: StepState | None = None  # set for the duration of a training step
         self.rollouts = 0
         self._throughput_mark = (time.perf_counter(), 0)
         if args.metrics_jsonl:
@@ -135,20 +144,23 @@ class TAGRPOTrainer(GRPOTrainer):
         position = torch.arange(start, start + len(inputs))  # (R,)
         variant_index = (position % pool) // g  # (R,)
         variants = [[x["prompt"], *list(x.get("rephrasings") or [])[: cfg.num_rephrasings]] for x in inputs]
-        self._pending = {"variant_index": variant_index, "variants": variants, "inputs": inputs, "keys": keys}
+        self._tagrpo_step = StepState(variant_index, variants, inputs, keys)
         try:
             output = super()._generate_and_score_completions(inputs)
         finally:
-            pending, self._pending = self._pending, None
+            step, self._tagrpo_step = self._tagrpo_step, None
         if cfg.anchor == "behavior":
-            output["old_per_token_logps"] = self._logps_on(output, *pending["behavior"])
+            output["old_per_token_logps"] = self._logps_on(output, *step.need("behavior"))
         if self.engine_correction_plan == "generating":
-            output["importance_sampling_ratio"] = self._engine_ratio(output, pending)
-        output["advantages"] = self._pooled_advantages(len(inputs), pending["generated"])
+            output["importance_sampling_ratio"] = self._engine_ratio(output, step)
+        generated = step.need("generated")  # (R,)
+        advantages = self._pool_advantages(len(inputs), generated, step.need("rewards"))  # (R,) or None: TRL's
+        if advantages is not None:
+            output["advantages"] = advantages
         if cfg.pool_mode == "history":
-            self._remember_q0(keys[::pool])
+            self._remember_q0(keys[::pool], step.need("rewards"))
         output["variant_index"] = variant_index.to(output["advantages"].device)
-        generated = pending["generated"].to(output["completion_mask"].device)  # (R,)
+        generated = generated.to(output["completion_mask"].device)  # (R,)
         if not generated.all():  # adaptive pools: rows never generated carry no loss
             output["completion_mask"] = output["completion_mask"] * generated.unsqueeze(1)
             output["num_items_in_batch"] = self.accelerator.gather(output["completion_mask"].sum()).sum()
@@ -157,77 +169,80 @@ class TAGRPOTrainer(GRPOTrainer):
         return output
 
     def _generate(self, prompts):
-        if self._pending is None:
+        step = self._tagrpo_step
+        if step is None:
             return super()._generate(prompts)
-        variant_index = self._pending["variant_index"]  # (R,)
-        variants = self._pending["variants"]
-        generating = [v[n] for v, n in zip(variants, variant_index.tolist(), strict=True)]
+        generating = [v[n] for v, n in zip(step.variants, step.variant_index.tolist(), strict=True)]
         if self.args.pool_mode == "adaptive":
-            result = list(self._generate_adaptive(generating, variant_index))
+            result = self._generate_adaptive(generating, step)
         elif self.args.pool_mode == "history":
-            result = list(self._generate_history(generating, variant_index))
+            result = self._generate_history(generating, step)
         else:
-            result = list(super()._generate(generating))
-            self._pending["generated"] = torch.ones(len(generating), dtype=torch.bool)  # (R,)
-        anchored = self._anchor(variants, variant_index)
-        self._pending["generating_ids"] = result[0]
-        result[0] = _unpad(anchored.policy_ids, anchored.policy_mask)
-        self._pending["behavior"] = (anchored.behavior_ids, anchored.behavior_mask)
-        return tuple(result)
+            result = Generation.from_trl(super()._generate(generating))
+            step.generated = torch.ones(len(generating), dtype=torch.bool)  # (R,)
+        anchored = self._anchor(step.variants, step.variant_index)
+        step.generating_ids = result.prompt_ids
+        result.prompt_ids = _unpad(anchored.policy_ids, anchored.policy_mask)
+        step.behavior = (anchored.behavior_ids, anchored.behavior_mask)
+        return result.to_trl()
 
     def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, *args, **kwargs):
-        if self._pending is not None:
+        if self._tagrpo_step is not None:
             # Engines that deduplicate prompts (vLLM server mode) see blocks of G identical prompts per variant.
             num_generations = self.args.num_generations
         with self.accelerator.autocast() if self.args.generation_autocast else nullcontext():
             return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations, *args,
                                                  **kwargs)
 
-    def _generate_adaptive(self, generating, variant_index):
+    def _generate_adaptive(self, generating, step: StepState) -> Generation:
         cfg: TAGRPOConfig = self.args
-        inputs = self._pending["inputs"]
-        first = phase_rows(variant_index)
-        parts = [(first, super()._generate([generating[i] for i in first]))]
+        first = phase_rows(step.variant_index)
+        phase1 = Generation.from_trl(super()._generate([generating[i] for i in first]))
+        parts = [(first, phase1)]
         q0 = self._combined(  # (B*G,) phase-1 rewards of q0's samples
-            super()._calculate_rewards([inputs[i] for i in first], [generating[i] for i in first],
-                                       parts[0][1][3], parts[0][1][1])
+            super()._calculate_rewards([step.inputs[i] for i in first], [generating[i] for i in first],
+                                       phase1.completions, phase1.completion_ids)
         )
         uniform = uniform_groups(q0.view(-1, cfg.num_generations)).cpu()  # (B,)
-        second = expansion_rows(variant_index, uniform, cfg.pool_size)
+        second = expansion_rows(step.variant_index, uniform, cfg.pool_size)
         if second:
-            parts.append((second, super()._generate([generating[i] for i in second])))
-        return self._merge_partial(generating, parts, uniform)
+            parts.append((second, Generation.from_trl(super()._generate([generating[i] for i in second]))))
+        return self._merge_partial(generating, parts, uniform, step)
 
-    def _generate_history(self, generating, variant_index):
+    def _generate_history(self, generating, step: StepState) -> Generation:
         cfg: TAGRPOConfig = self.args
-        chosen = history_choice(self._pending["keys"][:: cfg.pool_size], self.q0_uniform)  # (B,)
-        rows = sorted(phase_rows(variant_index) + expansion_rows(variant_index, chosen, cfg.pool_size))
-        return self._merge_partial(generating, [(rows, super()._generate([generating[i] for i in rows]))], chosen)
+        chosen = history_choice(step.keys[:: cfg.pool_size], self.q0_uniform)  # (B,)
+        rows = sorted(phase_rows(step.variant_index) + expansion_rows(step.variant_index, chosen, cfg.pool_size))
+        part = Generation.from_trl(super()._generate([generating[i] for i in rows]))
+        return self._merge_partial(generating, [(rows, part)], chosen, step)
 
-    def _merge_partial(self, generating, parts, expanded: torch.Tensor):
-        """One ``_generate`` result from the ``(row indices, result)`` parts of an adaptive step; records which rows
+    def _merge_partial(self, generating, parts, expanded: torch.Tensor, step: StepState) -> Generation:
+        """One generation from the ``(row indices, Generation)`` parts of an adaptive step; records which rows
         were generated and the share of questions expanded (``expanded`` is (B,) bool)."""
         generated = torch.zeros(len(generating), dtype=torch.bool)  # (R,)
         for indices, _ in parts:
             generated[indices] = True
-        self._pending["generated"] = generated
+        step.generated = generated
         self._metrics["train"]["tagrpo/expanded"].append(expanded.float().mean().item())
         empty = [{"role": "assistant", "content": ""}] if isinstance(generating[0], list) else ""
         return merge(parts, len(generating), empty, self._tokenizer.eos_token_id)
 
-    def _remember_q0(self, question_keys: list[str]) -> None:
+    def _remember_q0(self, question_keys: list[str], per_func: torch.Tensor) -> None:
         """Record whether each question's q0 group of this step was uniform (``pool_mode="history"``)."""
         cfg: TAGRPOConfig = self.args
-        q0 = self._combined(self._last_rewards).view(-1, cfg.pool_size)[:, : cfg.num_generations]  # (B, G)
+        q0 = self._combined(per_func).view(-1, cfg.pool_size)[:, : cfg.num_generations]  # (B, G)
         for key, uniform in zip(question_keys, uniform_groups(q0).tolist(), strict=True):
             self.q0_uniform[key] = bool(uniform)
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)  # (R_all, F)
-        generated = (self._pending or {}).get("generated")  # (R,) adaptive pools run on one process: R == R_all
-        if generated is not None and not generated.all():
+        step = self._tagrpo_step
+        if step is None:
+            return rewards
+        generated = step.need("generated")  # (R,) adaptive pools run on one process: R == R_all
+        if not generated.all():
             rewards[~generated.to(rewards.device)] = torch.nan  # rows never generated
-        self._last_rewards = rewards
+        step.rewards = rewards
         return rewards
 
     def _combined(self, per_func: torch.Tensor) -> torch.Tensor:
@@ -251,13 +266,13 @@ class TAGRPOTrainer(GRPOTrainer):
         shape = (len(variants), len(variants[0]), flat_ids.size(1))
         return select_prompt_tokens(flat_ids.view(shape), flat_mask.view(shape), variant_index, self.args.anchor)
 
-    def _engine_ratio(self, output, pending) -> torch.Tensor:
+    def _engine_ratio(self, output, step: StepState) -> torch.Tensor:
         """The engine correction on the generating prompt: old log-probs on [q_n | o] against the engine's; replaces
         TRL's, and the values TRL logged for it. (R, T), or (R, 1) in TRL's sequence modes."""
         if self.args.anchor == "behavior":
             old = output["old_per_token_logps"]  # (R, T) on q_n already
         else:
-            rows = [torch.tensor(ids) for ids in pending["generating_ids"]]
+            rows = [torch.tensor(ids) for ids in step.need("generating_ids")]
             ids = pad(rows, padding_value=self._tokenizer.pad_token_id, padding_side="left")  # (R, P)
             mask = pad([torch.ones_like(t) for t in rows], padding_value=0, padding_side="left")  # (R, P)
             old = self._logps_on(output, ids, mask)  # (R, T): the extra forward pass
@@ -294,17 +309,19 @@ class TAGRPOTrainer(GRPOTrainer):
             )
         return logps  # (R, T)
 
-    def _pooled_advantages(self, local_rows: int, generated: torch.Tensor) -> torch.Tensor:
+    def _recomputes_advantages(self) -> bool:
+        """Whether TRL's advantages differ from the pooled ones: outside the default path (deviation 4)."""
         cfg: TAGRPOConfig = self.args
-        per_func = self._last_rewards  # (R_all, F)
+        return cfg.advantage_scope != "pool" or cfg.pool_mode != "full" or cfg.advantage_eps != TRL_ADVANTAGE_EPS
+
+    def _pool_advantages(self, local_rows: int, generated: torch.Tensor, per_func: torch.Tensor):
+        """Logs the pool diagnostics; returns the (R,) local advantages where TRL's differ, else None."""
+        cfg: TAGRPOConfig = self.args
         rewards = self._combined(per_func)  # (R_all,)
         generated = self.accelerator.gather(generated.to(rewards.device))  # (R_all,)
         unscorable = torch.isnan(rewards) & generated  # (R_all,) generated, yet without a score
         self._metrics["train"]["tagrpo/unscorable"].append((unscorable.sum() / generated.sum()).item())
         grouped = rewards.view(-1, cfg.num_rephrasings + 1, cfg.num_generations)  # (B, N+1, G)
-        advantages = pooled_advantages(
-            grouped, scope=cfg.advantage_scope, scale=cfg.advantage_scale, eps=cfg.advantage_eps
-        ).view(-1)  # (R_all,)
         for name, value in group_diagnostics(grouped).items():
             self._metrics["train"][f"tagrpo/{name}"].append(value)
         if cfg.reference_group_size:  # the first K samples of q0 as the "original" group, all G as its "pool"
@@ -312,7 +329,12 @@ class TAGRPOTrainer(GRPOTrainer):
             for name, value in group_diagnostics(split).items():
                 if name.startswith("rescued"):
                     self._metrics["train"][f"tagrpo/reference/{name}"].append(value)
-        logged = self._logs["advantages"]
+        if not self._recomputes_advantages():
+            return None
+        advantages = pooled_advantages(
+            grouped, scope=cfg.advantage_scope, scale=cfg.advantage_scale, eps=cfg.advantage_eps
+        ).view(-1)  # (R_all,)
+        logged = self._logs["advantages"]  # TRL's copy for the completions table, replaced
         for _ in range(min(len(advantages), len(logged))):
             logged.pop()
         logged.extend(advantages.tolist())

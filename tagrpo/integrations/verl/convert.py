@@ -11,23 +11,50 @@ One parquet row per original question, the columns verl's ``RLHFDataset`` and re
 The rephrasings stay inside their question's row: the TA-GRPO trainer expands each sampled question into its
 N+1 prompts inside the step, so pools are whole whatever the data loader's order.
 
-    python -m tagrpo.integrations.verl.convert rephrased.jsonl data/verl/math_train.parquet --num-rephrasings 3
-    python -m tagrpo.integrations.verl.convert --benchmark math500 data/verl/math500.parquet
+    tagrpo verl convert rephrased.jsonl data/verl/math_train.parquet --num-rephrasings 3
+    tagrpo verl convert --benchmark math500 data/verl/math500.parquet
+
+``python -m tagrpo.integrations.verl.convert`` takes the same arguments (:class:`ConvertConfig`).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass
 from typing import Any
 
+from tagrpo.cliargs import helped
 from tagrpo.data.prompts import TEMPLATES, format_prompt
 from tagrpo.data.short import SHORT_RULES, fit_rephrasings
 
 DATA_SOURCE = "tagrpo/math"
 CHOICE_SOURCE = "tagrpo/choice"
 PLAIN_CHAT_TEMPLATE = "{% for message in messages %}{{ message['content'] }}{% endfor %}"  # examples/verl
+
+
+@dataclass(kw_only=True)
+class ConvertConfig:
+    """Settings of ``tagrpo verl convert``: INPUT (or ``--benchmark``) to the parquet file OUTPUT."""
+
+    input: str | None = helped(None, "rephrased questions: jsonl / json / parquet file or hub id", positional=True)
+    output: str = helped(MISSING, "parquet file to write", positional=True)
+    benchmark: str | None = helped(None, "convert this evaluation benchmark (e.g. math500) instead of INPUT")
+    data_dir: str | None = helped(None, "benchmark folder (default: tagrpo.data.default_data_dir())")
+    limit: int | None = helped(None, "keep the first K benchmark questions")
+    template: str = helped("paper", "prompt template of q0 and the rephrasings")
+    split: str = helped("train", "split of the source, written into extra_info")
+    num_rephrasings: int | None = helped(None, "give every row exactly N rephrasings first")
+    short_rephrasings: str = helped("fill_original", "for rows with fewer than N")
+    tokenizer: str | None = helped(None, "model or tokenizer folder: drop rephrasings longer than the limit")
+    max_prompt_length: int = helped(512, "tokens (data.max_prompt_length)")
+    chat_template: str = helped(
+        PLAIN_CHAT_TEMPLATE, "template the run uses (default: the examples' plain one; 'model': the tokenizer's)"
+    )
+    id_field: str = helped("id", "source column of 'id'")
+    prompt_field: str = helped("prompt", "source column of 'prompt'")
+    answer_field: str = helped("answer", "source column of 'answer'")
+    rephrasings_field: str = helped("rephrasings", "source column of 'rephrasings'")
 
 
 def _chat(text: str, template: str) -> list[dict]:
@@ -158,52 +185,48 @@ def convert(
     return counts
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m tagrpo.integrations.verl.convert", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("input", nargs="?", help="rephrased questions: jsonl / json / parquet file or hub id")
-    parser.add_argument("output", help="parquet file to write")
-    parser.add_argument("--benchmark", help="convert this evaluation benchmark (e.g. math500) instead of INPUT")
-    parser.add_argument("--data-dir", help="benchmark folder (default: tagrpo.data.default_data_dir())")
-    parser.add_argument("--limit", type=int, help="keep the first K benchmark questions")
-    parser.add_argument("--template", default="paper", choices=sorted(TEMPLATES))
-    parser.add_argument("--split", default="train")
-    parser.add_argument("--num-rephrasings", type=int, help="give every row exactly N rephrasings first")
-    parser.add_argument("--short-rephrasings", "--policy", dest="short", default="fill_original", choices=SHORT_RULES,
-                        help="for rows with fewer than N (--policy: the old name)")
-    parser.add_argument("--tokenizer", help="model or tokenizer folder: drop rephrasings longer than the limit")
-    parser.add_argument("--max-prompt-length", type=int, default=512, help="tokens (data.max_prompt_length)")
-    parser.add_argument(
-        "--chat-template",
-        default=PLAIN_CHAT_TEMPLATE,
-        help="template the run uses (default: the examples' plain one; 'model': the tokenizer's)",
-    )
-    for name in ("id", "prompt", "answer", "rephrasings"):
-        parser.add_argument(f"--{name}-field", default=name, help=f"source column of {name!r}")
-    args = parser.parse_args(argv)
-    if args.benchmark:
+def parse_convert(argv: Sequence[str] | None, prog: str, description: str) -> ConvertConfig:
+    """:class:`ConvertConfig` from the command line ``argv`` (default: ``sys.argv[1:]``)."""
+    import sys
+
+    from tagrpo.cliparser import CommandParser, parse_dataclasses
+
+    modes = {"template": sorted(TEMPLATES), "short_rephrasings": SHORT_RULES}
+    parser = CommandParser((ConvertConfig,), modes, prog=prog, description=description)
+    (cfg,) = parse_dataclasses(parser, sys.argv[1:] if argv is None else argv)
+    if not (cfg.input or cfg.benchmark):
+        parser.error("give INPUT or --benchmark NAME")
+    return cfg
+
+
+def run_convert(cfg: ConvertConfig) -> dict[str, int]:
+    """Convert and write ``cfg.output``; prints and returns the counts."""
+    if cfg.benchmark:
         rows, counts = to_verl_rows(
-            benchmark_rows(args.benchmark, args.data_dir, args.limit), args.template, split=args.benchmark
+            benchmark_rows(cfg.benchmark, cfg.data_dir, cfg.limit), cfg.template, split=cfg.benchmark
         )
-        write_parquet(rows, args.output)
-    elif args.input:
-        fields = {f"{n}_field": getattr(args, f"{n}_field") for n in ("id", "prompt", "answer", "rephrasings")}
-        chat_template = None if args.chat_template == "model" else args.chat_template
+        write_parquet(rows, cfg.output)
+    else:
+        fields = {f"{n}_field": getattr(cfg, f"{n}_field") for n in ("id", "prompt", "answer", "rephrasings")}
+        chat_template = None if cfg.chat_template == "model" else cfg.chat_template
         counts = convert(
-            args.input,
-            args.output,
-            template=args.template,
-            split=args.split,
-            num_rephrasings=args.num_rephrasings,
-            short=args.short,
-            length=tokenizer_length(args.tokenizer, chat_template) if args.tokenizer else None,
-            max_prompt_length=args.max_prompt_length,
+            cfg.input,
+            cfg.output,
+            template=cfg.template,
+            split=cfg.split,
+            num_rephrasings=cfg.num_rephrasings,
+            short=cfg.short_rephrasings,
+            length=tokenizer_length(cfg.tokenizer, chat_template) if cfg.tokenizer else None,
+            max_prompt_length=cfg.max_prompt_length,
             **fields,
         )
-    else:
-        parser.error("give INPUT or --benchmark NAME")
-    print(f"wrote {args.output}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    print(f"wrote {cfg.output}: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    return counts
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tagrpo.integrations.verl.convert``: the same as ``tagrpo verl convert``."""
+    run_convert(parse_convert(argv, "python -m tagrpo.integrations.verl.convert", __doc__.split("\n")[0]))
     return 0
 
 

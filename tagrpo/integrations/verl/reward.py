@@ -5,25 +5,38 @@ Configure it with ``reward.custom_reward_function.path=pkg://tagrpo.integrations
 ``compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=..., **extra)`` for every
 response. ``data_source`` ``tagrpo/choice`` scores a boxed option letter (GPQA-style); anything else is math.
 
-verl calls it from a thread pool, where math-verify's signal-based timeouts cannot work: ``is_correct`` then runs
-without them (see ``tagrpo.rewards.math``). The reward returns a dict, so verl logs ``acc`` as it does for its own.
+verl calls it from a thread pool, where math-verify's signal-based timeouts cannot work. Off the main thread a
+math answer is therefore checked by ``tagrpo.rewards.verify_many``: in a worker process (one per process that
+scores, shared by its threads, which take turns) under a wall-clock deadline of ``TIMEOUT_S`` seconds. An answer
+that runs past it, or that kills its worker twice, is wrong. In the main thread ``is_correct`` runs with
+math-verify's own timeouts. The reward returns a dict, so verl logs ``acc`` as it does for its own.
 """
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from tagrpo.rewards import is_choice_correct, is_correct
+from tagrpo.rewards import is_choice_correct, is_correct, verify_many
 
 CHOICE_SOURCES = ("tagrpo/choice",)
+TIMEOUT_S = 5.0
+
+
+def _checked(check, response: str, gold: Any) -> bool:
+    try:
+        return bool(check(response, gold))
+    except Exception:  # a verifier failure is a wrong answer, never a crashed step
+        return False
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Any = None, **_: Any) -> dict:
     """``{"score": 1.0 or 0.0, "acc": same}`` for one response against its reference answer."""
-    check = is_choice_correct if data_source in CHOICE_SOURCES else is_correct
-    try:
-        correct = bool(check(solution_str, ground_truth))
-    except Exception:  # a verifier failure is a wrong answer, never a crashed step
-        correct = False
+    if data_source in CHOICE_SOURCES:
+        correct = _checked(is_choice_correct, solution_str, ground_truth)
+    elif threading.current_thread() is threading.main_thread():
+        correct = _checked(is_correct, solution_str, ground_truth)
+    else:  # the worker scores a failing check 0; a pool that cannot start raises rather than score everything 0
+        correct = verify_many([solution_str], [ground_truth], workers=1, timeout=TIMEOUT_S)[0] == 1.0
     score = 1.0 if correct else 0.0
     return {"score": score, "acc": score}

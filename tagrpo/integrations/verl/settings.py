@@ -4,7 +4,6 @@
       num_rephrasings: 3             # N; 0 gives GRPO (with algorithm.adv_estimator=ta_grpo or grpo)
       anchor: original               # original | none (alias generating) | behavior (tagrpo.core.anchoring)
       short_rephrasings: fill_original   # a question with fewer than N rephrasings: fill_original | cycle
-                                         # (the old key rephrasing_policy is read too, with a warning)
       record_dir: null               # a directory: per-step records of the pools (tagrpo.integrations.verl.record)
 
 Batch sizes count original questions: ``data.train_batch_size`` questions per step, each expanded to N+1 prompts
@@ -31,16 +30,6 @@ def _get(config: Any, dotted: str, default: Any = None) -> Any:
             return default
         node = node.get(part, None) if hasattr(node, "get") else getattr(node, part, None)
     return default if node is None else node
-
-
-def _renamed(section: Any, old: str, new: str, default: Any) -> Any:
-    """``section[new]``, else the value under its old name (with a warning), else ``default``."""
-    if section.get(old) is not None:
-        if section.get(new) is not None:
-            raise ValueError(f"tagrpo.{old} is the old name of tagrpo.{new}: set only tagrpo.{new}")
-        logger.warning("tagrpo.%s is renamed tagrpo.%s; the old key still works for now", old, new)
-        return section.get(old)
-    return section.get(new, default)
 
 
 @dataclass(frozen=True)
@@ -70,9 +59,7 @@ class TAGRPOSettings:
         return cls(
             num_rephrasings=int(section.get("num_rephrasings", cls.num_rephrasings)),
             anchor=str(section.get("anchor", cls.anchor)),
-            short_rephrasings=str(
-                _renamed(section, "rephrasing_policy", "short_rephrasings", cls.short_rephrasings)
-            ),
+            short_rephrasings=str(section.get("short_rephrasings", cls.short_rephrasings)),
             record_dir=None if section.get("record_dir") is None else str(section.get("record_dir")),
         )
 

@@ -16,6 +16,8 @@ verl's fit loop is not copied. The subclass overrides five of its methods, each 
 
 Advantages come from the registered estimator ``ta_grpo`` (``advantage.py``), which reads pool and variant from
 the uid. The engine's rollout correction never sees anchored rows (its log-probs are conditioned on ``q_n``).
+The verl names relied on are checked when the trainer or the runner is built (``contract.py``): a renamed method,
+a changed signature or a fit loop that no longer calls an override fails with a sentence naming it.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from verl.trainer.ppo.ray_trainer import RayPPOTrainer
 from tagrpo.core import group_diagnostics
 from tagrpo.integrations.verl import advantage
 from tagrpo.integrations.verl.anchor import anchor_dataproto
+from tagrpo.integrations.verl.contract import enforce_verl_contract
 from tagrpo.integrations.verl.expand import check_pools, expand_dataproto
 from tagrpo.integrations.verl.record import generated_part, updated_part, write_record
 from tagrpo.integrations.verl.settings import TAGRPOSettings, check_config, scaled_mini_batch
@@ -55,6 +58,7 @@ class TAGRPORayTrainer(RayPPOTrainer):
     """verl's ``RayPPOTrainer`` with pools of rephrasings and anchoring; configured by ``config.tagrpo``."""
 
     def __init__(self, *args, **kwargs):
+        enforce_verl_contract()
         super().__init__(*args, **kwargs)
         self.tagrpo = TAGRPOSettings.from_config(self.config)
         check_config(self.config, self.tagrpo)
@@ -138,6 +142,7 @@ class TAGRPOTaskRunner(BaseTaskRunner):
         from verl.utils.dataset.rl_dataset import collate_fn
         from verl.workers.config import HFModelConfig
 
+        enforce_verl_contract()
         advantage.register()  # this Ray actor computes the advantages
         print(f"TAGRPOTaskRunner hostname: {socket.gethostname()}, PID: {os.getpid()}")
         pprint(OmegaConf.to_container(config, resolve=True))
