@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from statistics import mean
 
 import numpy as np
@@ -126,7 +127,8 @@ def write(args, premise: dict, q0: str, sweep: list[dict], lrs: dict, cells: lis
     k = args.samples
     judged = verdicts(runs, bases, k) if runs and bases else []
     wall = sum(i["wall_s"] for i in invocations)
-    saved = {"command": "python benchmarks/real_study.py " + " ".join(invocations[-1]["argv"] if invocations else []),
+    argv = invocations[-1]["argv"] if invocations else sys.argv[1:]  # no finished invocation: this rendering's
+    saved = {"command": "python benchmarks/real_study.py " + " ".join(argv),
              "machine": machine(), "study": STUDY, "arms": ARMS, "premise": premise, "q0": q0,
              "learning_rates": lrs, "wall_s": wall, "invocations": invocations, "verdicts": judged,
              "sweep": [{"arm": c["spec"]["arm"], "learning_rate": c["spec"]["learning_rate"],
@@ -146,13 +148,15 @@ def write(args, premise: dict, q0: str, sweep: list[dict], lrs: dict, cells: lis
         "# A real LLM: TA-GRPO against equal-sampling GRPO on SmolLM2-135M-Instruct (issue 20)",
         "",
         f"Command: `{saved['command']}` (cells under `{args.work_dir}`, resumable). Machine: {saved['machine']}. "
-        f"Wall time {wall / 60:.1f} min over {len(invocations)} invocation(s); sum of the cells' own "
-        f"{sum(c['cell_wall_s'] for c in cells + sweep) / 60:.1f} min.",
+        + (f"Wall time {wall / 60:.1f} min over {len(invocations)} invocation(s)" if invocations else
+         "No invocation has finished yet (this is a rendering of the cached cells), so no wall time")
+        + f"; sum of the cells' own {sum(c['cell_wall_s'] for c in cells + sweep) / 60:.1f} min.",
         "",
         f"Task: sums a+b, operands 0..{real_task.SIZE - 1}, problems split train / validation / test "
         f"{'/'.join(str(v) for v in real_task.SPLIT_SIZES.values())} (disjoint). Settings: {STUDY}; "
         f"{args.steps} generation steps; reward `boxed_or_last_number`; evaluation at temperature 0.6, top-p 0.95 "
-        f"on {len(next(iter(bases.values()))['counts']) if bases else 0} test questions x {k} samples, seeds {seeds}.",
+        + (f"on {len(next(iter(bases.values()))['counts'])} test questions x {k} samples, seeds {seeds}." if bases else
+           "on test questions: not run yet."),
         "",
         "## Premise (base model, validation problems)",
         "",

@@ -9,9 +9,12 @@ naming what changed. Each check reads only signatures and source text: cheap, an
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+_source = functools.lru_cache(maxsize=None)(inspect.getsource)  # several clauses read one (long) TRL method
 
 
 class ContractError(RuntimeError):
@@ -50,7 +53,7 @@ def returns(owner: type, name: str, fields: tuple[str, ...], label: str) -> Clau
         func = getattr(owner, name, None)
         if func is None:
             return f"{label}'s `{name}` is gone"
-        lines = [line.strip() for line in inspect.getsource(func).splitlines() if line.strip().startswith("return ")]
+        lines = [line.strip() for line in _source(func).splitlines() if line.strip().startswith("return ")]
         if not lines:
             return f"{label}'s `{name}` no longer ends in a return statement"
         got = tuple(part.strip() for part in lines[-1][len("return ") :].split(","))
@@ -72,7 +75,7 @@ def mentions(owner: type, name: str, snippets: Iterable[str], label: str, meanin
         func = getattr(owner, name, None)
         if func is None:
             return f"{label}'s `{name}` is gone"
-        source = inspect.getsource(func)
+        source = _source(func)
         missing = [s for s in snippets if s not in source]
         if missing:
             shown = ", ".join(f"`{s}`" for s in missing)
