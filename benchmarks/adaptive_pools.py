@@ -34,10 +34,10 @@ from rich.console import Console  # noqa: E402
 from tagrpo.evaluation.stats import interval, t_test  # noqa: E402
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
 from tagrpo.evaluation.verdicts import verdict  # noqa: E402
-from tagrpo.toy.demo import DemoConfig, machine, train_arm  # noqa: E402
+from tagrpo.experiments.demo import DemoConfig, machine, train_arm  # noqa: E402
+from tagrpo.experiments.report import STYLE, label, pct  # noqa: E402
+from tagrpo.experiments.verdicts import metric  # noqa: E402
 from tagrpo.toy.pretrain import resolve_base  # noqa: E402
-from tagrpo.toy.report import STYLE, label, pct  # noqa: E402
-from tagrpo.toy.verdicts import metric  # noqa: E402
 from tagrpo.toy.world import question_rows  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")

@@ -92,8 +92,8 @@ def main(argv=None) -> int:
     import vllm
     from cpu_patch import keep_linear_weights
 
+    from tagrpo.experiments.demo import machine
     from tagrpo.toy import build_char_tokenizer, build_tiny_model
-    from tagrpo.toy.demo import machine
 
     keep_linear_weights()
     start = time.perf_counter()

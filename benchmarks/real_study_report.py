@@ -15,10 +15,10 @@ from tagrpo.core import pass_at_k
 from tagrpo.evaluation.stats import interval, t_test
 from tagrpo.evaluation.tables import markdown_table
 from tagrpo.evaluation.verdicts import holm_and_verdicts
-from tagrpo.toy import study
-from tagrpo.toy.demo import machine
-from tagrpo.toy.report import label, pct
-from tagrpo.toy.verdicts import quarter_mean
+from tagrpo.experiments import study
+from tagrpo.experiments.demo import machine
+from tagrpo.experiments.report import label, pct
+from tagrpo.experiments.verdicts import quarter_mean
 
 REFS = {"equal_sampling": True, "ta_grpo_control": True, "pooled_no_anchor": False, "grpo": False}  # ref: primary
 

@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import real_task  # noqa: E402
 
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
-from tagrpo.toy.demo import machine  # noqa: E402
+from tagrpo.experiments.demo import machine  # noqa: E402
 
 ACCURACY_SAMPLES = 8
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")

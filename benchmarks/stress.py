@@ -51,7 +51,7 @@ def run_once(tests: list[str], timeout: float, tail: int) -> dict:
 
 
 def machine() -> dict:
-    from tagrpo.toy.demo import machine as versions
+    from tagrpo.experiments.demo import machine as versions
 
     return {**versions(), "python": platform.python_version()}
 

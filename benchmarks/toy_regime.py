@@ -4,15 +4,15 @@ Command (what produced benchmarks/results/toy_regime.*):
 
     .venv/bin/python benchmarks/toy_regime.py --workers 2
 
-The design (knob settings, arms, seeds, sweep, primary contrasts) is declared in ``tagrpo/toy/study.py``.
+The design (knob settings, arms, seeds, sweep, primary contrasts) is declared in ``tagrpo/experiments/study.py``.
 
 1. Sweep, on validation problems: every primary and exploratory arm at each of ``SWEEP_LRS`` on ``SWEEP_SEEDS`` at
    ``hard_share = SWEEP_KNOB``, scored by ``sweep_objective`` on held-out validation q0 questions; each arm gets its
    own best learning rate (the adaptive arms take TA-GRPO's).
 2. Study, on test problems: per knob setting and seed, the base model's counts on the held-out q0 questions (the
    hard subset) and its premise (every form), then each arm's cell from the shipped regime base with its learning
-   rate, the demo's ``regime`` preset (``tagrpo/toy/demo.py``: two optimizer steps per generation batch).
-3. ``tagrpo.toy.study.judge`` over the paired per-seed differences, Holm over the primary family.
+   rate, the demo's ``regime`` preset (``tagrpo/experiments/demo.py``: two optimizer steps per generation batch).
+3. ``tagrpo.experiments.study.judge`` over the paired per-seed differences, Holm over the primary family.
 
 Every cell is one process-pool task (``--workers`` processes of one torch thread each) writing its result to its
 own directory under ``--work-dir``; a finished cell is reused, so an interrupted study resumes where it stopped.
@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 
 from tagrpo.data.jsonl import append_jsonl, read_jsonl, write_jsonl
-from tagrpo.toy import study
+from tagrpo.experiments import study
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -70,7 +70,7 @@ def run_cell(spec: dict, path: str, compute=None) -> dict:
 
 
 def _config(spec: dict, out: str):
-    from tagrpo.toy.demo import DemoConfig
+    from tagrpo.experiments.demo import DemoConfig
 
     return DemoConfig(
         output_dir=out, world="regime", hard_share=spec["knob"], preset="regime", seed=spec["seed"],
@@ -87,23 +87,24 @@ def _compute(spec: dict, out: str) -> dict:
     from rich.console import Console
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.toy.demo import evaluate, held_out_rows, premise, train_arm
+    from tagrpo.experiments.demo import PREMISE_QUESTIONS, evaluate, held_out_rows, premise, train_arm
     from tagrpo.toy.worlds import resolve_world_base
 
     transformers.utils.logging.disable_progress_bar()
     logging.getLogger("tagrpo.trainer.run").setLevel(logging.WARNING)
     start = time.perf_counter()
     cfg, console = _config(spec, out), Console(file=sys.stdout, width=120)
+    forms_questions = spec.get("questions") or PREMISE_QUESTIONS  # a smoke test's override shrinks the premise too
     base = resolve_world_base("regime", None, os.path.join(out, "base_model"), console)
     held_out = held_out_rows(cfg)
     tokenizer = AutoTokenizer.from_pretrained(base)
     if spec["kind"] == "base":
         model = AutoModelForCausalLM.from_pretrained(base)
         result = evaluate(model, tokenizer, held_out, cfg.eval_samples, cfg.max_completion_length, cfg.seed)
-        result["forms"] = premise(model, tokenizer, cfg) if spec["forms"] else None
+        result["forms"] = premise(model, tokenizer, cfg, forms_questions) if spec["forms"] else None
         result["hard"] = [bool(r["hard"]) for r in held_out]
     else:
-        after = (lambda m, t: premise(m, t, cfg)) if spec["forms"] else None
+        after = (lambda m, t: premise(m, t, cfg, forms_questions)) if spec["forms"] else None
         result = train_arm(spec["arm"], cfg, base, held_out, console, after=after)
         result.pop("example", None)
     return {"spec": spec, **result, "cell_wall_s": time.perf_counter() - start}

@@ -15,10 +15,10 @@ import numpy as np  # noqa: E402
 
 from tagrpo.evaluation.stats import interval  # noqa: E402
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
-from tagrpo.toy import study  # noqa: E402
-from tagrpo.toy.demo import machine  # noqa: E402
+from tagrpo.experiments import study  # noqa: E402
+from tagrpo.experiments.demo import machine  # noqa: E402
+from tagrpo.experiments.report import label, pct  # noqa: E402
 from tagrpo.toy.regime import blind_guess_rate  # noqa: E402
-from tagrpo.toy.report import label, pct  # noqa: E402
 
 HALF_WIDTH_TARGET = 0.04  # the bound on a primary contrast's 95% half-width
 
@@ -314,7 +314,8 @@ def write(args, sweep_rows: list[dict], lrs: dict, cells: list[dict], invocation
                     + (f", from {i['recovered_from']}" if i.get("recovered_from") else "") for i in invocations)
         + f"); sum of every cell's own wall time, sweep included, {cell_wall / 60:.1f} min.",
         "",
-        f"Design, declared in `tagrpo/toy/study.py` before the study ran: knob `hard_share` in {list(study.KNOBS)}; "
+        "Design, declared in `tagrpo/experiments/study.py` before the study ran: knob `hard_share` in "
+        f"{list(study.KNOBS)}; "
         f"primary arms {'; '.join(label(a) for a in study.PRIMARY_ARMS)} over seeds {seeds}; exploratory arms "
         f"{'; '.join(label(a) for a in study.EXPLORATORY_ARMS)} over seeds {args.exploratory_seeds}; the "
         f"adaptive arms at h={study.HARDEST:g} only. Every arm of a seed shares the base (the shipped "

@@ -1,4 +1,4 @@
-"""The paper's claims on the embedded world: every arm of ``tagrpo.toy.arms`` over several seeds, with verdicts.
+"""The paper's claims on the embedded world: every arm of ``tagrpo.experiments.arms`` over several seeds, with verdicts.
 
 Command (what produced benchmarks/results/toy_reproduction.*):
 
@@ -8,7 +8,7 @@ Command (what produced benchmarks/results/toy_reproduction.*):
    with GRPO's best held-out pass@1 (tuned for the baseline) is then used by every arm of every seed.
 2. Each seed is one ``run_demo`` of the default preset with all arms (the code path of ``make demo``), from the
    shipped base model. Seeds finished earlier are reused from ``--work-dir`` (a crash loses at most one seed).
-3. ``tagrpo.toy.verdicts`` judges each claim from the paired per-seed differences (Student-t 95% intervals).
+3. ``tagrpo.experiments.verdicts`` judges each claim from the paired per-seed differences (Student-t 95% intervals).
 
 Writes ``toy_reproduction.json`` (every run, the sweep, the verdicts, machine, wall times), ``toy_reproduction.md``
 and the plots under ``toy_reproduction/`` into ``--out``. ``--render-only`` redraws them from the JSON.
@@ -23,10 +23,10 @@ import sys
 from dataclasses import asdict
 
 from tagrpo.evaluation.tables import markdown_table
-from tagrpo.toy.arms import ARMS, PAPER_ARMS
-from tagrpo.toy.demo import DemoConfig, run_demo
-from tagrpo.toy.report import arm_rows, k_max, label, pct, plot_all, premise_rows
-from tagrpo.toy.verdicts import MARGIN, judge, requirements
+from tagrpo.experiments.arms import ARMS, PAPER_ARMS
+from tagrpo.experiments.demo import DemoConfig, run_demo
+from tagrpo.experiments.report import arm_rows, k_max, label, pct, plot_all, premise_rows
+from tagrpo.experiments.verdicts import MARGIN, judge, requirements
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
@@ -112,11 +112,12 @@ def write(args, saved: dict) -> None:
         f"sampling seed. N={cfg['num_rephrasings']}, G={cfg['num_generations']}, {cfg['questions_per_step']} "
         f"questions per step, {cfg['rl_steps']} GRPO steps, learning rate {cfg['learning_rate']:g} (from the sweep "
         f"below), completions up to {cfg['max_completion_length']} tokens, temperature 1, no KL.",
-        "Arms (`tagrpo/toy/arms.py`): " + "; ".join(arms_text) + ".",
+        "Arms (`tagrpo/experiments/arms.py`): " + "; ".join(arms_text) + ".",
         "",
         "Verdicts are computed from the paired per-seed differences (arm minus reference, same seed): their "
         "Student-t 95% interval and the two-sided t-test p-value. The primary claims (declared in "
-        "`tagrpo/toy/verdicts.py`: TA-GRPO against equal-sampling GRPO, GRPO-long and the renaming-only control, "
+        "`tagrpo/experiments/verdicts.py`: TA-GRPO against equal-sampling GRPO, GRPO-long and the renaming-only "
+        "control, "
         "at pass@1 and pass@k_max) are one family, Holm-corrected; every other claim is exploratory, judged on "
         "its own p. Reproduced when p (Holm for the primary family) < 0.05 in the claimed direction, refuted when "
         f"< 0.05 in the other, inconclusive otherwise; 'matches' is non-inferiority within {100 * MARGIN:.0f} pp. "
@@ -161,7 +162,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="reported seeds")
     parser.add_argument("--sweep-seed", type=int, default=99, help="seed of the learning-rate sweep (not reported)")
     parser.add_argument("--sweep-lrs", type=float, nargs="+", default=[1e-5, 3e-5, 6e-5])
-    parser.add_argument("--arms", default=",".join(PAPER_ARMS), help="comma-separated arms of tagrpo.toy.arms")
+    parser.add_argument("--arms", default=",".join(PAPER_ARMS), help="comma-separated arms of tagrpo.experiments.arms")
     parser.add_argument("--preset", default="default", help="demo preset (quick: a smoke test of this script)")
     parser.add_argument("--work-dir", default="outputs/toy_reproduction", help="run directories (reused)")
     parser.add_argument("--out", default=RESULTS, help="where the JSON, markdown and plots go")

@@ -32,9 +32,9 @@ from toy_regime import RESULTS, cell_path, finished, run_all  # noqa: E402
 from tagrpo.data.jsonl import append_jsonl, read_jsonl  # noqa: E402
 from tagrpo.evaluation.stats import interval  # noqa: E402
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
-from tagrpo.toy import study  # noqa: E402
-from tagrpo.toy.demo import machine  # noqa: E402
-from tagrpo.toy.report import pct  # noqa: E402
+from tagrpo.experiments import study  # noqa: E402
+from tagrpo.experiments.demo import machine  # noqa: E402
+from tagrpo.experiments.report import pct  # noqa: E402
 
 
 def _spec(args, kind: str, knob: float, seed: int, split: str, lr: float | None = None) -> tuple[dict, str]:
@@ -159,7 +159,7 @@ def main() -> None:
         f"KL; learning rate {lr:g}, the best validation pass@1 at h={study.RL_CHECK_SWEEP_KNOB:g} "
         f"(seeds {list(study.SWEEP_SEEDS)}, {study.SWEEP_SAMPLES} samples per question). Test: the regime study's "
         f"held-out questions and base cells, {args.samples} samples each, seeds {args.seeds}. Declared in "
-        "`tagrpo/toy/study.py` (RL_CHECK_*) after the study, not part of its primary family.",
+        "`tagrpo/experiments/study.py` (RL_CHECK_*) after the study, not part of its primary family.",
         "",
         "## Sweep (validation, h=0)",
         "",

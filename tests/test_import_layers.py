@@ -20,6 +20,7 @@ LAYERS = (
     ("rephrase", "evaluation"),
     ("trainer",),
     ("toy", "integrations"),
+    ("experiments",),
     ("cli", "__main__", "__init__"),
 )
 LAYER = {part: index for index, parts in enumerate(LAYERS) for part in parts}
@@ -105,10 +106,17 @@ def test_the_check_sees_function_local_imports_and_import_strings():
     ]
     assert upward("from .. import evaluation\nfrom tagrpo import __version__\n", "tagrpo.rephrase.config") == [
         "tagrpo.rephrase.config:1 imports tagrpo.evaluation: rephrase (layer 5) may not import evaluation (layer 5)",
-        "tagrpo.rephrase.config:2 imports tagrpo: rephrase (layer 5) may not import __init__ (layer 8)",
+        "tagrpo.rephrase.config:2 imports tagrpo: rephrase (layer 5) may not import __init__ (layer 9)",
     ]
     assert upward("from tagrpo.evaluation.sampling import generate_batch\n", "tagrpo.rephrase.backends") == [
         "tagrpo.rephrase.backends:1 imports tagrpo.evaluation.sampling: rephrase (layer 5) may not import "
         "evaluation (layer 5)"
     ]
     assert upward("import tagrpo.toy.plugins\n", "tagrpo") == []  # the root registers the toy world
+
+
+def test_the_world_may_not_import_its_harness():
+    assert upward("from tagrpo.experiments.arms import ARMS\n", "tagrpo.toy.worlds") == [
+        "tagrpo.toy.worlds:1 imports tagrpo.experiments.arms: toy (layer 7) may not import experiments (layer 8)"
+    ]
+    assert upward("from tagrpo.toy.worlds import question_rows\n", "tagrpo.experiments.demo") == []

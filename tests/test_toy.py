@@ -136,7 +136,7 @@ def test_world_tokenizer_makes_words_single_tokens_and_round_trips():
 def test_shipped_base_matches_the_default_recipe_and_holds_the_premise(tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.toy.demo import DemoConfig, premise
+    from tagrpo.experiments.demo import DemoConfig, premise
 
     assert resolve_base(None, str(tmp_path / "unused")) == str(SHIPPED)  # the marker matches PretrainConfig()
     assert not (tmp_path / "unused").exists()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tagrpo.toy.arms import ARMS, arm_settings
-from tagrpo.toy.demo import DEMO_ARMS, DemoConfig
+from tagrpo.experiments.arms import ARMS, arm_settings
+from tagrpo.experiments.demo import DEMO_ARMS, DemoConfig
 
 N, G, S, Q, B = 3, 4, 100, 128, 8  # the default preset
 

@@ -1,4 +1,4 @@
-"""The regime study's design and verdict logic (``tagrpo.toy.study``), against values worked out by hand."""
+"""The regime study's design and verdict logic (``tagrpo.experiments.study``), against values worked out by hand."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from tagrpo.core import group_diagnostics
-from tagrpo.toy import study
-from tagrpo.toy.study import Contrast
+from tagrpo.experiments import study
+from tagrpo.experiments.study import Contrast
 
 
 def test_subset_pass_by_hand():
@@ -149,7 +149,7 @@ def test_make_demo_runs_the_study_hardest_setting_at_its_swept_rates():
     import json
     from pathlib import Path
 
-    from tagrpo.toy.demo import DemoConfig
+    from tagrpo.experiments.demo import DemoConfig
 
     saved = json.loads((Path(__file__).resolve().parents[1] / "benchmarks/results/toy_regime.json").read_text())
     cfg = DemoConfig(preset="regime")

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from tagrpo.evaluation.verdicts import ALPHA, MARGIN, verdict
-from tagrpo.toy.verdicts import judge, metric, requirements
+from tagrpo.experiments.verdicts import judge, metric, requirements
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,7 @@ def test_control_equivalence_by_tost():
 
 
 def test_question_interval_by_hand_is_clipped_to_the_range():
-    from tagrpo.toy.report import question_interval
+    from tagrpo.experiments.report import question_interval
 
     # 2 samples, correct counts 2, 2, 1 -> pass@1 per question 1, 1, 0.5: mean 0.833333, sd 0.288675,
     # half width 1.96 * 0.288675 / sqrt(3) = 0.326667 -> [0.506667, 1.160000], the upper end clipped to 1.

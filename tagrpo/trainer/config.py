@@ -78,9 +78,6 @@ class TAGRPOConfig(GRPOConfig):
             "rephrasings) or drop (skip the question); counted in the logs and job.json."
         },
     )
-    rephrasing_policy: str | None = field(
-        default=None, metadata={"help": "Old name of short_rephrasings, still read (with a warning)."}
-    )
     reference_group_size: int | None = field(
         default=None,
         metadata={
@@ -120,7 +117,6 @@ class TAGRPOConfig(GRPOConfig):
                 f"anchor={self.anchor!r}): different conditionals; use anchor='none', or leave "
                 "off_policy_mask_threshold unset"
             )
-        self._read_old_names()
         check_mode("short_rephrasings", self.short_rephrasings, SHORT_RULES)
         check_mode("pool_mode", self.pool_mode, POOL_MODES)
         check_mode("loss_type", self.loss_type, LOSS_TYPES)
@@ -142,15 +138,6 @@ class TAGRPOConfig(GRPOConfig):
                 f"generation_batch_size ({self.generation_batch_size}) must hold whole pools of "
                 f"(num_rephrasings + 1) * num_generations = {self.pool_size} rows"
             )
-
-    def _read_old_names(self) -> None:
-        if self.rephrasing_policy is None:
-            return
-        if self.short_rephrasings not in ("fill_original", self.rephrasing_policy):
-            raise InputError("rephrasing_policy is the old name of short_rephrasings: set only short_rephrasings")
-        warnings.warn("rephrasing_policy is renamed short_rephrasings; the old name still works for now",
-                      FutureWarning, stacklevel=3)
-        self.short_rephrasings, self.rephrasing_policy = self.rephrasing_policy, None
 
     @property
     def pool_size(self) -> int:

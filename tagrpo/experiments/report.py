@@ -19,9 +19,9 @@ import numpy as np  # noqa: E402
 
 from tagrpo.core import pass_at_k  # noqa: E402
 from tagrpo.evaluation.stats import interval  # noqa: E402
-from tagrpo.toy.arms import ARMS  # noqa: E402
-from tagrpo.toy.study import hard_mask  # noqa: E402
-from tagrpo.toy.verdicts import metric, zero_advantage_key  # noqa: E402
+from tagrpo.experiments.arms import ARMS  # noqa: E402
+from tagrpo.experiments.study import hard_mask  # noqa: E402
+from tagrpo.experiments.verdicts import metric, zero_advantage_key  # noqa: E402
 
 STYLE = {  # arm: (colour, marker, line style)
     "base": ("0.35", "x", "--"),

@@ -1,4 +1,4 @@
-"""``tagrpo demo``: the arms of ``tagrpo.toy.arms`` from one pretrained base, on an embedded world.
+"""``tagrpo demo``: the arms of ``tagrpo.experiments.arms`` from one pretrained base, on an embedded world.
 
 ``--world basic`` (the default) is ``tagrpo.toy.world`` with its shipped base; ``--world regime`` is
 ``tagrpo.toy.regime``, where ``--hard-share`` of the questions carry a tens word the base has never read
@@ -34,10 +34,10 @@ from transformers import TrainerCallback
 from tagrpo.cliargs import helped
 from tagrpo.data.jsonl import write_jsonl
 from tagrpo.evaluation import lexical_diversity, pass_at_k_curve
+from tagrpo.experiments.arms import ARMS, arm_settings
 from tagrpo.generation import load_causal_lm, sample_responses
 from tagrpo.modes import check_mode
 from tagrpo.rewards import is_correct
-from tagrpo.toy.arms import ARMS, arm_settings
 from tagrpo.toy.regime import strategy_entropy, strategy_of
 from tagrpo.toy.worlds import MAX_COMPLETION, WORLDS, premise_prompts, question_rows, resolve_world_base
 
@@ -97,7 +97,7 @@ class DemoConfig:
         "benchmarks/toy_regime.py, per-arm learning rates from its validation sweep) or quick (a smoke test)"
     )
     seed: int = helped(0, "fixes the training and held-out questions and all sampling; arms of a seed are paired")
-    arms: str | None = helped(None, f"comma-separated arms of tagrpo.toy.arms: {', '.join(ARMS)}")
+    arms: str | None = helped(None, f"comma-separated arms of tagrpo.experiments.arms: {', '.join(ARMS)}")
     rl_steps: int | None = helped(None, "GRPO's optimizer steps (default: the preset's)")
     train_questions: int | None = helped(None, "questions to train on (default: the preset's)")
     questions_per_step: int | None = helped(None, "questions per step (default: the preset's)")
@@ -184,9 +184,9 @@ class HeldOutCurve(TrainerCallback):
             self.points.append({**point, **self.measure(model, processing_class)})
 
 
-def premise(model, tokenizer, cfg: DemoConfig) -> dict:
-    """The base model's pass@1 on held-out problems in every form, and in the control's renamed q0."""
-    answers, prompts = premise_prompts(cfg.world, PREMISE_QUESTIONS, 3000 + cfg.seed, cfg.hard_share)
+def premise(model, tokenizer, cfg: DemoConfig, questions: int = PREMISE_QUESTIONS) -> dict:
+    """The base model's pass@1 on ``questions`` held-out problems in every form, and in the control's renamed q0."""
+    answers, prompts = premise_prompts(cfg.world, questions, 3000 + cfg.seed, cfg.hard_share)
     seed, max_new_tokens = cfg.seed, cfg.max_completion_length
     out = {}
     for form, texts in prompts.items():
@@ -292,7 +292,7 @@ def held_out_rows(cfg: DemoConfig) -> list[dict]:
 
 def run_demo(cfg: DemoConfig, console: Console | None = None) -> dict:
     """Train every arm of ``cfg`` from the base, evaluate, write metrics.json, report.md and the plots."""
-    from tagrpo.toy.report import write_report
+    from tagrpo.experiments.report import write_report
 
     console = console or Console()
     start = time.perf_counter()
