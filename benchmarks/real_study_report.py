@@ -110,14 +110,24 @@ def form_rows(runs: dict, bases: dict, forms: tuple[str, ...]) -> list[list]:
 
 def verdict_rows(rows: list[dict]) -> list[list]:
     return [[f"{label(r['arm'])} - {label(r['ref'])}", f"pass@{r['k']}", pct(r, sign=True), r["n"],
-             f"{r['p']:.2g}", f"{r['p_holm']:.2g}" if "p_holm" in r else "", f"**{r['verdict']}**"] for r in rows]
+             _p(r["p"]), _p(r["p_holm"]) if "p_holm" in r else "", f"**{r['verdict']}**"] for r in rows]
+
+
+def _p(p: float) -> str:
+    return "-" if math.isnan(p) else f"{p:.2g}"
 
 
 def summary(rows: list[dict]) -> str:
     """One plain sentence per primary contrast, from its verdict."""
     say = {"reproduced": "TA-GRPO is better", "refuted": "TA-GRPO is worse", "inconclusive": "no difference shown"}
-    return " ".join(f"Against {label(r['ref'])} at pass@{r['k']}: {say[r['verdict']]} ({pct(r, sign=True)} pp, "
-                    f"Holm p {r['p_holm']:.2g}, {r['n']} seeds)." for r in rows if r["primary"])
+
+    def evidence(r: dict) -> str:
+        if r["n"] < 2:
+            return f"{pct(r, sign=True)} pp on one seed: no interval, no test"
+        return f"{pct(r, sign=True)} pp, Holm p {r['p_holm']:.2g}, {r['n']} seeds"
+
+    return " ".join(f"Against {label(r['ref'])} at pass@{r['k']}: {say[r['verdict']]} ({evidence(r)})."
+                    for r in rows if r["primary"])
 
 
 def write(args, premise: dict, q0: str, sweep: list[dict], lrs: dict, cells: list[dict], invocations: list) -> None:

@@ -67,3 +67,17 @@ def test_each_arm_gets_its_best_rate_ties_to_the_smaller():
     cells = [sweep("ta_grpo", 1e-5, 0.1, 0.3), sweep("ta_grpo", 3e-5, 0.2, 0.3), sweep("grpo", 1e-5, 0.1, 0.2),
              sweep("grpo", 3e-5, 0.2, 0.1)]
     assert report.choose_learning_rates(cells) == {"ta_grpo": 3e-5, "grpo": 1e-5}
+
+
+def test_one_seed_reads_as_no_test_and_three_as_a_holm_p():
+    one = [c for c in _cells() if c["spec"]["seed"] == 0]
+    runs, bases = report.index(one)
+    rows = [r for r in report.verdicts(runs, bases, 2) if r["primary"]]
+    text = report.summary(rows)
+    assert text.count("on one seed: no interval, no test") == 4 and "nan" not in text
+    assert all(row[4] == "-" and row[5] == "-" for row in report.verdict_rows(rows))
+    runs, bases = report.index(_cells())
+    rows = [r for r in report.verdicts(runs, bases, 2) if r["primary"]]
+    es = next(r for r in rows if r["ref"] == "equal_sampling" and r["k"] == 1)
+    assert f"Holm p {es['p_holm']:.2g}, 3 seeds" in report.summary(rows)
+    assert report.verdict_rows([es])[0][4] == f"{es['p']:.2g}"
