@@ -124,7 +124,7 @@ def summary(rows: list[dict]) -> str:
     def evidence(r: dict) -> str:
         if r["n"] < 2:
             return f"{pct(r, sign=True)} pp on one seed: no interval, no test"
-        return f"{pct(r, sign=True)} pp, Holm p {r['p_holm']:.2g}, {r['n']} seeds"
+        return f"{pct(r, sign=True)} pp, Holm p {_p(r['p_holm'])}, {r['n']} seeds"
 
     return " ".join(f"Against {label(r['ref'])} at pass@{r['k']}: {say[r['verdict']]} ({evidence(r)})."
                     for r in rows if r["primary"])
