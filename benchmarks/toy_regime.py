@@ -33,6 +33,7 @@ from multiprocessing import get_context
 
 from tagrpo.data.jsonl import append_jsonl, read_jsonl, write_jsonl
 from tagrpo.experiments import study
+from tagrpo.toy.regime_base import recipe_id
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -48,7 +49,8 @@ def cell_path(work: str, spec: dict) -> str:
     name = "base" if spec["kind"] == "base" else f"{spec['arm']}_lr{spec['learning_rate']:g}"
     if spec["kind"] != "base" and spec.get("rl_steps"):
         name += f"_steps{spec['rl_steps']}"  # a longer run than the preset's (the RL check) or a smoke test's
-    return os.path.join(work, spec["split"], f"h{spec['knob']:g}", f"seed{spec['seed']}", name, "result.jsonl")
+    root = os.path.join(work, os.path.basename(spec["base"].rstrip("/"))) if spec.get("base") else work
+    return os.path.join(root, spec["split"], f"h{spec['knob']:g}", f"seed{spec['seed']}", name, "result.jsonl")
 
 
 def done(path: str, spec: dict) -> dict | None:
@@ -95,7 +97,7 @@ def _compute(spec: dict, out: str) -> dict:
     start = time.perf_counter()
     cfg, console = _config(spec, out), Console(file=sys.stdout, width=120)
     forms_questions = spec.get("questions") or PREMISE_QUESTIONS  # a smoke test's override shrinks the premise too
-    base = resolve_world_base("regime", None, os.path.join(out, "base_model"), console)
+    base = resolve_world_base("regime", spec.get("base"), os.path.join(out, "base_model"), console)
     held_out = held_out_rows(cfg)
     tokenizer = AutoTokenizer.from_pretrained(base)
     if spec["kind"] == "base":
@@ -198,6 +200,7 @@ def main() -> None:
     args = parser.parse_args()
     args.argv = sys.argv[1:]
     args.overrides = {k: v for k, v in (("rl_steps", args.rl_steps), ("questions", args.questions)) if v}
+    args.overrides["base_recipe"] = recipe_id()  # cells of another base are not reused
     start = time.perf_counter()
     sweep = finished(sweep_specs(args)) if args.render_only else run_all(sweep_specs(args), args.workers, "sweep")
     rows = [{"arm": r["spec"].get("arm", "base"), "learning_rate": r["spec"].get("learning_rate", 0.0),

@@ -19,6 +19,7 @@ from tagrpo.experiments import study  # noqa: E402
 from tagrpo.experiments.demo import machine  # noqa: E402
 from tagrpo.experiments.report import label, pct  # noqa: E402
 from tagrpo.toy.regime import blind_guess_rate  # noqa: E402
+from tagrpo.toy.regime_base import RegimePretrainConfig  # noqa: E402
 
 HALF_WIDTH_TARGET = 0.04  # the issue's bound on a primary contrast's 95% half-width
 
@@ -305,6 +306,7 @@ def write(args, sweep_rows: list[dict], lrs: dict, cells: list[dict], invocation
         json.dump(saved, f, indent=None)
     steps = next(c["max_steps"] for (_, _, a), c in runs.items() if a == "ta_grpo")
     any_cell = next(iter(bases.values()))
+    shipped = RegimePretrainConfig()
     md = [
         "# Where TA-GRPO pays: the regime map of the embedded world (issue 19)",
         "",
@@ -319,7 +321,10 @@ def write(args, sweep_rows: list[dict], lrs: dict, cells: list[dict], invocation
         f"primary arms {'; '.join(label(a) for a in study.PRIMARY_ARMS)} over seeds {seeds}; exploratory arms "
         f"{'; '.join(label(a) for a in study.EXPLORATORY_ARMS)} over seeds {args.exploratory_seeds}; the "
         f"adaptive arms at h={study.HARDEST:g} only. Every arm of a seed shares the base (the shipped "
-        "`tagrpo/toy/regime_checkpoint`), the training questions, the held-out questions and the sampling seed. "
+        f"`tagrpo/toy/regime_checkpoint`, recipe {any_cell['spec'].get('base_recipe', 'unrecorded')}: "
+        f"`RegimePretrainConfig()`: {shipped.mix['spelled']:.0%} of its corpus in q0's spelled form, "
+        f"{shipped.slip:.0%} of those solutions slipping), the training questions, the "
+        "held-out questions and the sampling seed. "
         f"Preset `regime` of `tagrpo demo`: N=3, G=4, {steps} generation steps of 8 questions from 64 training "
         "questions (GRPO-long: 4x the steps), two optimizer steps per generation batch (the anchored ratio and the "
         f"clip act), no KL; {k} samples on each of {len(any_cell['counts'])} held-out test questions per seed. "

@@ -4,9 +4,9 @@ Command (what produced benchmarks/results/toy_rl_check.*):
 
     .venv/bin/python benchmarks/toy_rl_check.py --workers 2
 
-The regime study (``benchmarks/toy_regime.py``) found GRPO and GRPO-long flat on the questions the base can solve
-(its "RL works" conditions not met at the preset's 12 generation steps, learning rates 1e-5 from its sweep). This
-check asks the world, not the comparison: plain GRPO (G=4) for ``study.RL_CHECK_STEPS`` generation steps, two
+Declared after the first regime study (on the first base, without the slip: ``tagrpo/toy/regime_base.py``) found
+GRPO and GRPO-long flat on the questions the base can solve at the preset's 12 generation steps. This check asks
+the world, not the comparison: plain GRPO (G=4) for ``study.RL_CHECK_STEPS`` generation steps, two
 optimizer steps each, its learning rate the best validation pass@1 at h = ``study.RL_CHECK_SWEEP_KNOB`` over
 ``study.RL_CHECK_LRS`` and the sweep seeds, then the study's ten seeds at every knob on the study's test questions.
 Condition (``study.gain_condition``): pass@1 on the rest (held-out questions the base solves at least once on q0)
@@ -35,6 +35,7 @@ from tagrpo.evaluation.tables import markdown_table  # noqa: E402
 from tagrpo.experiments import study  # noqa: E402
 from tagrpo.experiments.demo import machine  # noqa: E402
 from tagrpo.experiments.report import pct  # noqa: E402
+from tagrpo.toy.regime_base import recipe_id  # noqa: E402
 
 
 def _spec(args, kind: str, knob: float, seed: int, split: str, lr: float | None = None) -> tuple[dict, str]:
@@ -120,6 +121,7 @@ def main() -> None:
     parser.add_argument("--render-only", action="store_true")
     args = parser.parse_args()
     args.overrides = {"questions": args.questions} if args.questions else {}
+    args.overrides["base_recipe"] = recipe_id()  # the shipped base's: cells of another base are not reused
     start = time.perf_counter()
     specs = sweep_specs(args)
     sweep = finished(specs) if args.render_only else run_all(specs, args.workers, "sweep")
@@ -155,7 +157,8 @@ def main() -> None:
         f"cells this check ran (its sweep and GRPO cells) took {cell_wall / 60:.1f} min of their own wall time, 2 "
         "at a time.",
         "",
-        f"Plain GRPO, G=4, {args.steps} generation steps x 8 of 64 training questions, two optimizer steps each, no "
+        f"Base: the shipped regime checkpoint, recipe {args.overrides['base_recipe']}. Plain GRPO, G=4, "
+        f"{args.steps} generation steps x 8 of 64 training questions, two optimizer steps each, no "
         f"KL; learning rate {lr:g}, the best validation pass@1 at h={study.RL_CHECK_SWEEP_KNOB:g} "
         f"(seeds {list(study.SWEEP_SEEDS)}, {study.SWEEP_SAMPLES} samples per question). Test: the regime study's "
         f"held-out questions and base cells, {args.samples} samples each, seeds {args.seeds}. Declared in "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections import Counter
@@ -38,6 +39,8 @@ def test_forms_by_hand():
     assert regime.render(p, "reordered") == "Tom gets 13 apples and gives 5 away, having had 42. How many apples?"
     assert p.solution() == " 42+13=55; 55-5=50. \\boxed{50}"
     assert p.solution("subtract_first") == " 42-5=37; 37+13=50. \\boxed{50}"
+    assert p.solution(slip=True) == " 42+13=55; 55+5=60. \\boxed{60}"  # the c given away added: wrong
+    assert p.solution("subtract_first", slip=True) == " 42+5=47; 47+13=60. \\boxed{60}"
 
 
 def test_every_form_parses_back_to_its_triple():
@@ -93,6 +96,37 @@ def test_corpus_never_writes_a_hidden_tens_word_but_has_their_digits():
     assert any("twenty" in q or "thirty" in q for q, _ in pairs)  # the visible tens are written out
     shares = Counter(regime.strategy_of(s) for _, s in pairs)
     assert shares["add_first"] / len(pairs) == pytest.approx(0.7, abs=0.03)
+
+
+def _slipped(question: str, solution: str) -> bool:
+    a, b, c = regime.parse(question)
+    return not solution.endswith(f"\\boxed{{{a + b - c}}}")
+
+
+def test_only_spelled_solutions_slip_and_at_the_set_share():
+    pairs = regime.corpus(6000, seed=3, slip=0.4)
+    spelled = [(q, s) for q, s in pairs if "has" in q and not any(ch.isdigit() for ch in q)]
+    others = [(q, s) for q, s in pairs if (q, s) not in spelled]
+    assert len(spelled) > 800 and not any(_slipped(q, s) for q, s in others)
+    share = sum(_slipped(q, s) for q, s in spelled) / len(spelled)
+    assert share == pytest.approx(0.4, abs=0.05)  # 3.5 binomial standard errors at n ~ 1,200
+    assert not any(_slipped(q, s) for q, s in regime.corpus(2000, seed=3))  # slip 0 (the default): none
+    with pytest.raises(InputError, match="slip must be in"):
+        regime.corpus(3, seed=3, slip=1.5)
+
+
+def test_a_corpus_without_slip_draws_as_before_the_slip_existed():
+    # no random draw for the slip when it is 0, so a recipe without one (the probes' bases) rebuilds unchanged: the
+    # digest of 300 pairs in the first base's mix at seed 3 as the code before ``slip`` drew them
+    first_mix = {"symbolic": 0.5, "narrative": 0.15, "reordered": 0.05, "words": 0.15, "spelled": 0.15}
+
+    def digest(pairs):
+        return hashlib.sha256(repr(pairs).encode()).hexdigest()
+
+    assert digest(regime.corpus(300, seed=3, mix=first_mix)) == (
+        "d87ce06fe5b804411d9b4273367d663ff8d263b18fbb66f65a53d0e0e66289da"
+    )
+    assert digest(regime.corpus(300, seed=3, mix=first_mix, slip=0.4)) != digest(regime.corpus(300, 3, first_mix))
 
 
 def test_strategy_of_and_its_entropy_by_hand():
@@ -230,9 +264,9 @@ def test_shipped_regime_base_matches_its_recipe_and_holds_the_premise():
             responses = sample_responses(model, tok, prompts, n=8, max_new_tokens=36, progress=False)
             counts = correct_counts(responses, [r["answer"] for r in rows], is_correct)
             pass1[(share, form)] = counts.mean() / 8
-    # measured (benchmarks/results/toy_premise_validation_700.md): hard q0 0.1%, easy q0 11%, symbolic 86-89%
+    # measured (benchmarks/results/toy_premise_validation_slip40.md): hard q0 0.1%, easy q0 51%, symbolic 91-95%
     assert pass1[(1.0, "q0")] < 0.03 and pass1[(1.0, "symbolic")] > 0.6 and pass1[(0.0, "symbolic")] > 0.6
-    assert 0.0 < pass1[(0.0, "q0")] < 0.4
+    assert 0.25 < pass1[(0.0, "q0")] < 0.8  # the mixed band: RL has something to learn on the readable questions
 
 
 def _flag_result(ta_counts, es_counts, clip):
@@ -254,3 +288,17 @@ def test_demo_flags_fire_when_the_run_contradicts_the_method():
     assert any(f.startswith("TA-GRPO took several optimizer steps") and "the clip did not act" in f for f in fired)
     quiet = flags(_flag_result([1, 2, 4, 4], [0, 0, 4, 4], [0.0, 0.03]))
     assert not any("hard subset" in f or "clip did not act" in f for f in quiet)
+
+
+def test_recipe_id_names_the_settings_and_the_recipe(monkeypatch):
+    from tagrpo.toy import regime_base
+    from tagrpo.toy.regime_base import RegimePretrainConfig, recipe_id
+
+    shipped = recipe_id()
+    assert len(shipped) == 12 and recipe_id(RegimePretrainConfig()) == shipped
+    assert recipe_id(RegimePretrainConfig(output_dir="elsewhere")) == shipped  # where it lies is no setting
+    assert recipe_id(RegimePretrainConfig(steps=701)) != shipped
+    assert recipe_id(RegimePretrainConfig(mix={**regime.MIX, "spelled": 0.5})) != shipped
+    assert recipe_id(RegimePretrainConfig(slip=0.0)) != shipped
+    monkeypatch.setattr(regime_base, "RECIPE", regime_base.RECIPE + 1)
+    assert recipe_id() != shipped

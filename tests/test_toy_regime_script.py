@@ -35,3 +35,24 @@ def test_regime_study_runs_every_cell_once_and_resumes(tmp_path):
                     "## Adaptive pools", "## Per-form accuracy after training"):
         assert section in md
     assert (tmp_path / "out" / "toy_regime.png").stat().st_size > 10_000
+
+
+def test_cells_are_filed_by_base_and_keyed_by_its_recipe(tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import toy_regime
+
+    from tagrpo.toy.regime_base import recipe_id
+
+    spec = {"kind": "base", "knob": 0.6, "seed": 3, "split": "test", "samples": 2, "forms": False}
+    assert toy_regime.cell_path("w", spec) == "w/test/h0.6/seed3/base/result.jsonl"
+    probe = {**spec, "base": "outputs/probe19/slip40/"}
+    assert toy_regime.cell_path("w", probe) == "w/slip40/test/h0.6/seed3/base/result.jsonl"
+    argv = ["toy_regime.py", "--render-only", "--sweep-only", "--work-dir", str(tmp_path)]
+    monkeypatch.setattr(sys, "argv", argv)
+    seen = []
+    monkeypatch.setattr(toy_regime, "finished", lambda specs: seen.extend(specs) or {})
+    toy_regime.main()
+    assert seen and all(s["base_recipe"] == recipe_id() for s, _ in seen)
+    cached = {"spec": {**seen[0][0], "base_recipe": "an-older-base"}}
+    (tmp_path / "cell.jsonl").write_text(json.dumps(cached) + "\n")
+    assert toy_regime.done(str(tmp_path / "cell.jsonl"), seen[0][0]) is None  # another base's cell is not reused

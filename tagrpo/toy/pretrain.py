@@ -98,7 +98,7 @@ def pretrain(model, tokenizer, pairs, steps: int, batch_size: int = 96, lr: floa
     return losses
 
 
-def _settings(cfg, recipe: int = RECIPE) -> dict:
+def recipe_settings(cfg, recipe: int = RECIPE) -> dict:
     settings = asdict(cfg)
     settings.pop("output_dir")
     return {**settings, "recipe": recipe}
@@ -109,7 +109,7 @@ def marker_matches(directory, cfg, recipe: int = RECIPE) -> bool:
     if not os.path.exists(marker):
         return False
     with open(marker, encoding="utf-8") as f:
-        return json.load(f).get("settings") == _settings(cfg, recipe)
+        return json.load(f).get("settings") == recipe_settings(cfg, recipe)
 
 
 def resolve_base(base_dir: str | None, fallback_dir: str, console: Console | None = None) -> str:
@@ -133,7 +133,7 @@ def build_base(cfg, recipe: int, make_pairs, make_texts, console: Console | None
     """Pretrain ``cfg`` (a ``PretrainConfig``-like dataclass) on ``make_pairs()`` with a tokenizer learned on
     ``make_texts()``; reused when the marker in ``cfg.output_dir`` records the same settings and ``recipe``."""
     console = console or Console()
-    settings = _settings(cfg, recipe)
+    settings = recipe_settings(cfg, recipe)
     if marker_matches(cfg.output_dir, cfg, recipe):
         console.print(f"base model: reusing {cfg.output_dir}")
         return cfg.output_dir

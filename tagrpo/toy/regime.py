@@ -18,14 +18,22 @@ read, while its symbolic rephrasing is as easy as any other problem's: the paper
 GRPO on q0 alone has no signal on such a problem (all its samples are wrong); a pool with the symbolic rephrasing
 has one, and anchoring it on q0 is what could teach the model to read q0.
 
+**Why RL can learn the rest.** The base's corpus solves spelled stories carelessly: a share ``SLIP`` of their
+solutions add the ``c`` given away instead of subtracting it (``corpus(slip=...)``, the default of
+``regime_base.RegimePretrainConfig.slip``), so the base answers a readable q0 correctly about half the time, and
+wrongly by one decision that a reward can correct. On bases without the slip the q0 errors are misreadings and
+slips of arithmetic spread over every number, and GRPO did not raise pass@1 at any rate or budget tried
+(``benchmarks/results/regime_mix_probe.md``; the first regime study and its RL check, on the first base).
+
 **The knob** ``hard_share`` is the share of problems drawn from the hard ones (``sample_problem``), for training
 and evaluation alike: 0 gives a world without hidden words in any question, 1 a world of hard questions only.
 Whether "hard" problems really have 0 correct of 64 base samples, and whether the base solves their symbolic form,
 is measured, not assumed (``benchmarks/toy_premise.py``).
 
 **Two solution strategies.** The corpus solves a problem either by adding first, `` 42+13=55; 55-5=50.``, or by
-subtracting first, `` 42-5=37; 37+13=50.``; ``strategy_of`` reads which one a response used, so diversity can be
-measured as the entropy of the strategies among correct responses.
+subtracting first, `` 42-5=37; 37+13=50.``; ``strategy_of`` reads which one a correct response used, so diversity
+can be measured as the entropy of the strategies among correct responses (a slipped subtract-first solution,
+`` 42+5=47; ...``, reads as adding first, but it is never correct).
 
 Splits: every triple ``(a, b, c)`` belongs to ``train``, ``validation`` or ``test`` (7:1:2, a fixed hash); the
 corpus and the training questions come from ``train`` only, settings are chosen on ``validation``.
@@ -89,16 +97,19 @@ class Problem(world.Problem):
     def hard(self) -> bool:
         return is_hard(self.a, self.b, self.c)
 
-    def solution(self, strategy: str = "add_first") -> str:
-        """A step-by-step solution: `` 42+13=55; 55-5=50. \\boxed{50}`` (add first) or subtract first."""
+    def solution(self, strategy: str = "add_first", slip: bool = False) -> str:
+        """A step-by-step solution: `` 42+13=55; 55-5=50. \\boxed{50}`` (add first) or subtract first; with
+        ``slip`` the ``c`` given away is added instead (`` 42+13=55; 55+5=60. \\boxed{60}``, a wrong answer)."""
         check_mode("strategy", strategy, STRATEGIES)
+        c, op = (-self.c, "+") if slip else (self.c, "-")
+        answer = self.a + self.b - c
         if strategy == "add_first":
             s = self.a + self.b
-            steps = f"{self.a}+{self.b}={s}; {s}-{self.c}={self.answer}"
+            steps = f"{self.a}+{self.b}={s}; {s}{op}{self.c}={answer}"
         else:
-            s = self.a - self.c
-            steps = f"{self.a}-{self.c}={s}; {s}+{self.b}={self.answer}"
-        return f" {steps}. \\boxed{{{self.answer}}}"
+            s = self.a - c
+            steps = f"{self.a}{op}{self.c}={s}; {s}+{self.b}={answer}"
+        return f" {steps}. \\boxed{{{answer}}}"
 
 
 def is_hard(a: int, b: int, c: int) -> bool:
@@ -165,7 +176,8 @@ _FIRST_STEP = re.compile(r"^\s*(\d+)([+-])(\d+)=")
 
 
 def strategy_of(response: str) -> str | None:
-    """``add_first`` or ``subtract_first`` from a response's first step, None when it has no ``x+y=`` / ``x-y=``."""
+    """``add_first`` or ``subtract_first`` from a correct response's first step, None when it has no ``x+y=`` /
+    ``x-y=`` (a slipped subtract-first response, ``42+5=...``, reads as adding first)."""
     m = _FIRST_STEP.match(response)
     if m is None:
         return None
@@ -186,7 +198,8 @@ def blind_guess_rate() -> float:
 
 
 PLANS = world.PLANS
-MIX = {"symbolic": 0.5, "narrative": 0.15, "reordered": 0.05, "words": 0.15, "spelled": 0.15}
+MIX = {"symbolic": 0.45, "narrative": 0.15, "reordered": 0.05, "words": 0.15, "spelled": 0.20}
+SLIP = 0.4  # the shipped base's share of spelled solutions that slip (``corpus(slip=...)``, ``RegimePretrainConfig``)
 
 
 def rephrase(p: Problem, num_rephrasings: int, plan: str = "main", original: str = "spelled") -> list[str]:
@@ -223,9 +236,14 @@ def question_rows(
     return rows
 
 
-def corpus(count: int, seed: int, mix: dict[str, float] = MIX, add_first: float = 0.7) -> list[tuple[str, str]]:
+def corpus(
+    count: int, seed: int, mix: dict[str, float] = MIX, add_first: float = 0.7, slip: float = 0.0
+) -> list[tuple[str, str]]:
     """(question, solution) pairs from the train triples: forms drawn with ``mix``'s weights, a problem with a
-    hidden tens word never in a word form; the add-first strategy with probability ``add_first``."""
+    hidden tens word never in a word form; the add-first strategy with probability ``add_first``; a spelled (q0's
+    form) solution slips, adding the ``c`` given away, with probability ``slip``."""
+    if not 0.0 <= slip <= 1.0:
+        raise InputError(f"slip must be in [0, 1], got {slip}")
     rng = random.Random(seed)
     forms, weights = zip(*mix.items(), strict=True)
     train = triples("train")
@@ -237,7 +255,8 @@ def corpus(count: int, seed: int, mix: dict[str, float] = MIX, add_first: float 
             if not (form in WORD_FORMS and p.hard):
                 break
         strategy = "add_first" if rng.random() < add_first else "subtract_first"
-        pairs.append((render(p, form), p.solution(strategy)))
+        slipped = slip > 0 and form == "spelled" and rng.random() < slip  # no draw without a slip: old corpora hold
+        pairs.append((render(p, form), p.solution(strategy, slipped)))
     return pairs
 
 
