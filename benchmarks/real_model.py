@@ -49,6 +49,13 @@ FORMS = {
 }
 
 
+PILOT = (
+    "The first pilot: one seed, held-out sums that overlap the training sums, and an arm named GRPO that is "
+    "equal-sampling GRPO. The verdict is `real_study.md` (`benchmarks/real_study.py`: disjoint problems, per-arm "
+    "rates from validation, 3 seeds, Holm-corrected)."
+)
+
+
 def problems(count: int, seed: int) -> list[tuple[int, int, str, str]]:
     rng = random.Random(seed)
     return [(rng.randrange(10), rng.randrange(10), rng.choice(NAMES), rng.choice(ITEMS)) for _ in range(count)]
@@ -186,6 +193,8 @@ def write(saved: dict, out: str) -> None:
     d = saved["dtype_seconds"]
     md = [
         "# SmolLM2-135M-Instruct: GRPO and TA-GRPO on short arithmetic (one seed)",
+        "",
+        PILOT,
         "",
         f"Command: `{saved['command']}`. Wall time {saved['wall_s'] / 60:.1f} min, {saved['threads']} threads, CPU.",
         "Few-shot template and chat template; reward `boxed_or_last_number` (a boxed answer, else the last number).",
