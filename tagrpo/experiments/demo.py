@@ -43,7 +43,7 @@ from tagrpo.toy.worlds import MAX_COMPLETION, WORLDS, premise_prompts, question_
 
 DEMO_ARMS = ("grpo", "augmentation", "equal_sampling", "ta_grpo")
 REGIME_LEARNING_RATES = (  # each arm's best on validation problems: benchmarks/results/toy_regime.md, "sweep"
-    "grpo=1e-5,grpo_long=1e-5,equal_sampling=1e-5,ta_grpo=1e-4,ta_grpo_control=1e-5,ta_grpo_behavior=1e-5,"
+    "grpo=3e-5,grpo_long=1e-5,equal_sampling=3e-5,ta_grpo=1e-4,ta_grpo_control=3e-5,ta_grpo_behavior=3e-5,"
     "pooled_no_anchor=3e-5,ta_grpo_adaptive=1e-4,ta_grpo_history=1e-4"
 )
 PRESETS = {
