@@ -38,7 +38,7 @@ def test_regime_study_runs_every_cell_once_and_resumes(tmp_path):
 
 
 def test_cells_are_filed_by_base_and_keyed_by_its_recipe(tmp_path, monkeypatch):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     import toy_regime
 
     from tagrpo.toy.regime_base import recipe_id
