@@ -13,13 +13,13 @@ The design, declared here before the runs:
 - Arms (``ARMS``), 8 completions per question per step except plain GRPO: equal-sampling GRPO (G=8 of q0),
   TA-GRPO (N=3, G=2), its renaming-only control, pooling without anchoring (``anchor="none"``), and plain GRPO
   (G=2, a quarter of the rollouts: the low-compute reference).
-- Settings (``STUDY``): ``STEPS`` generation steps of ``questions`` training questions, each generation batch
-  split into two optimizer steps (``steps_per_generation=2``: the second half is one update off-policy, so the
-  anchored ratio and the clip act), bf16 autocast over fp32 master weights (generation included), the one-example
-  prompt in the chat template with an empty system message, 12 completion tokens, two cells at once
-  (``benchmarks/real_throughput.py`` measures these against today's, and the base accuracy on q0's form). No KL
-  (the paper's code has 0.001): a reference forward per rollout cost about 15% of a step here, and the budget is
-  the constraint; a ``beta`` in ``STUDY`` turns it on.
+- Settings (``STUDY``): ``STEPS`` generation steps of ``questions`` training questions, each generation batch split
+  into two optimizer steps (``steps_per_generation=2``: the second half is one update off-policy, so the anchored
+  ratio and the clip act), bf16 autocast over fp32 master weights (generation included; fp32 on a CPU without native
+  bf16, ``native_bf16``), the one-example prompt in the chat template with an empty system message, 12 completion
+  tokens, two cells at once (``benchmarks/real_throughput.py`` measures these against today's, and the base accuracy
+  on q0's form). No KL (the paper's code has 0.001): a reference forward per rollout cost about 15% of a step here,
+  and the budget is the constraint; a ``beta`` in ``STUDY`` turns it on.
 - Learning rates: each arm's best validation pass@1 + pass@8 on q0 over ``SWEEP_LRS`` (seed ``SWEEP_SEEDS``), at
   ``SWEEP_STEPS`` generation steps (half the study's, for the budget; ties to the smaller rate).
 - Evaluation (test problems, every arm and the base, paired by seed): ``EVAL_SAMPLES`` samples per question on
@@ -39,6 +39,7 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -138,6 +139,19 @@ def evaluate(model, tokenizer, spec: dict, q0: str, embedder) -> dict:
     return out
 
 
+def native_bf16(device: str) -> bool:
+    """Whether bf16 autocast is native here: a GPU, or a CPU with AVX512-BF16 or AMX. On an AVX2-only CPU a bf16
+    matmul measured 35x slower than fp32 (AMD EPYC, torch 2.13), so the study trains in fp32 there and its cells
+    say so (``"precision": "fp32"`` in their spec, never mixed with bf16 cells)."""
+    if device != "cpu":
+        return True
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8").split()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
 def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, steps: int, learning_rate: float,
                 seed: int, device: str, shuffle: bool = False):
     """The ``TrainJob`` and ``TAGRPOConfig`` of ``arm`` under ``setting`` (``STUDY``, or another setting of the same
@@ -158,8 +172,8 @@ def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, step
         max_steps=steps * iters * split, num_iterations=iters, generation_autocast=setting["generation_autocast"],
         cpu_completion_scoring=setting["cpu_completion_scoring"], learning_rate=learning_rate,
         lr_scheduler_type="constant", logging_steps=1, console_every=0, report_to=[], save_strategy="no", seed=seed,
-        temperature=TRAIN_TEMPERATURE, beta=setting["beta"], use_cpu=device == "cpu", bf16=True, disable_tqdm=True,
-        shuffle_dataset=shuffle, model_init_kwargs={"dtype": "float32"}, **shape,
+        temperature=TRAIN_TEMPERATURE, beta=setting["beta"], use_cpu=device == "cpu", bf16=native_bf16(device),
+        disable_tqdm=True, shuffle_dataset=shuffle, model_init_kwargs={"dtype": "float32"}, **shape,
     )
     job = TrainJob(model=model_dir, data=data, template=setting["template"], chat_template=True,
                    system_prompt=setting["system_prompt"], reward="boxed_or_last_number")
@@ -264,6 +278,8 @@ def main() -> None:
     args.samples = EVAL_SAMPLES * args.scale
     args.seeds = args.seeds or list(range(len(SEEDS) * args.scale))
     args.overrides = {"questions": args.questions} if args.questions else {}
+    if not native_bf16(args.device) and not args.render_only:  # a redraw reads the bf16 cells (the committed study)
+        args.overrides["precision"] = "fp32"
     threads = max(1, (os.cpu_count() or 2) // args.workers)
     start = time.perf_counter()
 

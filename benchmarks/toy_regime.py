@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import os
 import sys
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
@@ -43,6 +44,15 @@ def _quiet_worker(threads: int = 1) -> None:
     import torch
 
     torch.set_num_threads(threads)
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with_parent(parent: int, poll_s: float = 2.0) -> None:
+    """End this worker when the study's process is gone (killed, or a test's timeout): no orphan keeps a cell
+    running on the cores after it (the cell is not written, so a rerun computes it)."""
+    while os.getppid() == parent:
+        time.sleep(poll_s)
+    os._exit(1)
 
 
 def cell_path(work: str, spec: dict) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,30 @@ def test_cells_are_filed_by_base_and_keyed_by_its_recipe(tmp_path, monkeypatch):
     cached = {"spec": {**seen[0][0], "base_recipe": "an-older-base"}}
     (tmp_path / "cell.jsonl").write_text(json.dumps(cached) + "\n")
     assert toy_regime.done(str(tmp_path / "cell.jsonl"), seen[0][0]) is None  # another base's cell is not reused
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    except OSError:
+        return True
+    return "State:\tZ" in state  # exited, not yet reaped by an init that may never reap
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_a_cell_worker_ends_when_the_study_process_is_killed():
+    worker = ("import os, sys; parent = os.getppid(); sys.path.insert(0, sys.argv[1]); import toy_regime; "
+              "print('ready', flush=True); toy_regime._exit_with_parent(parent, 0.05)")
+    study_process = ("import subprocess, sys, time; "
+                     f"p = subprocess.Popen([sys.executable, '-c', {worker!r}, sys.argv[1]]); "
+                     "print(p.pid, flush=True); time.sleep(120)")
+    parent = subprocess.Popen([sys.executable, "-c", study_process, str(ROOT / "benchmarks")], stdout=subprocess.PIPE,
+                              text=True)
+    child = int(parent.stdout.readline())
+    assert parent.stdout.readline().strip() == "ready" and not _gone(child)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 60
+    while not _gone(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _gone(child)
