@@ -81,3 +81,17 @@ def test_one_seed_reads_as_no_test_and_three_as_a_holm_p():
     es = next(r for r in rows if r["ref"] == "equal_sampling" and r["k"] == 1)
     assert f"Holm p {es['p_holm']:.2g}, 3 seeds" in report.summary(rows)
     assert report.verdict_rows([es])[0][4] == f"{es['p']:.2g}"
+
+
+def test_bf16_only_where_it_is_native(monkeypatch):
+    flags = {"avx2": "flags : fpu avx2 fma", "bf16": "flags : fpu avx2 avx512f avx512_bf16", "amx": "flags : amx_bf16"}
+    for name, text in flags.items():
+        monkeypatch.setattr(real_study.Path, "read_text", lambda self, encoding=None, text=text: text)
+        assert real_study.native_bf16("cpu") is (name != "avx2")
+    assert real_study.native_bf16("cuda")  # a GPU: no CPU flags read
+
+    def unreadable(self, encoding=None):
+        raise OSError("no /proc here")
+
+    monkeypatch.setattr(real_study.Path, "read_text", unreadable)
+    assert not real_study.native_bf16("cpu")
