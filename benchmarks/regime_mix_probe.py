@@ -34,6 +34,7 @@ from toy_regime import RESULTS, cell_path, run_all  # noqa: E402
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
 from tagrpo.experiments import study  # noqa: E402
 from tagrpo.experiments.demo import machine  # noqa: E402
+from tagrpo.experiments.verdicts import quarter_mean  # noqa: E402
 from tagrpo.toy.regime_base import RegimePretrainConfig, pretrain_regime_base  # noqa: E402
 
 VARIANTS = {
@@ -56,11 +57,6 @@ def pretrain(name: str) -> str:
     return pretrain_regime_base(cfg)
 
 
-def _quarter(values: list[float], last: bool) -> float:
-    n = max(1, len(values) // 4)
-    return mean(values[-n:] if last else values[:n])
-
-
 def rl_probe(names: list[str], workers: int = 2, out: str = RESULTS) -> None:
     """GRPO and GRPO-long against the base on validation questions at h=0, per probe base and rate."""
     start, specs = time.perf_counter(), []
@@ -80,13 +76,13 @@ def rl_probe(names: list[str], workers: int = 2, out: str = RESULTS) -> None:
         groups.setdefault(key, []).append(c)
     rows = []
     for (name, arm, lr), cs in sorted(groups.items(), key=lambda kv: (names.index(kv[0][0]), kv[0][1], kv[0][2])):
-        rewards = [[st["reward"] for st in c.get("steps", [])] for c in cs]
+        steps = [c.get("steps", []) for c in cs]
         trained = arm != "base"
         rows.append({"base": name, "arm": arm, "learning_rate": lr if trained else None, "seeds": len(cs),
                      "pass1": mean(c["pass_at_k"]["1"] for c in cs),
                      "pass16": mean(c["pass_at_k"][str(study.SWEEP_SAMPLES)] for c in cs),
-                     "reward_first": mean(_quarter(r, False) for r in rewards) if trained else None,
-                     "reward_last": mean(_quarter(r, True) for r in rewards) if trained else None})
+                     "reward_first": mean(quarter_mean(st, "reward", False) for st in steps) if trained else None,
+                     "reward_last": mean(quarter_mean(st, "reward", True) for st in steps) if trained else None})
     saved = {"command": "python benchmarks/regime_mix_probe.py --rl " + " ".join(names), "machine": machine(),
              "wall_s": time.perf_counter() - start, "cell_wall_s": sum(c["cell_wall_s"] for c in cells.values()),
              "variants": VARIANTS, "slips": SLIPS, "rows": rows}
