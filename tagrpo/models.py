@@ -27,8 +27,8 @@ import zipfile
 from dataclasses import MISSING, dataclass
 from pathlib import Path
 
-from tagrpo.cliargs import helped
-from tagrpo.errors import InputError, TagrpoError
+from tagrpo.common.errors import InputError, TagrpoError
+from tagrpo.common.fields import helped
 
 MARKER = "tagrpo_model.json"
 _HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
@@ -143,7 +143,7 @@ def require_gguf() -> None:
 
 def fetch_model(name: str, cache_dir: str | None = None, log=print) -> str:
     """The cached model directory of ``name`` (see ``MODELS``), fetched and converted on first use."""
-    from tagrpo.modes import check_mode
+    from tagrpo.common.modes import check_mode
 
     spec = MODELS[check_mode("model", name, tuple(MODELS))]
     target = cache_root(cache_dir) / name

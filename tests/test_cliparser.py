@@ -1,4 +1,4 @@
-"""``tagrpo.cliparser.CommandParser``: the flags a dataclass gives every ``tagrpo`` command."""
+"""``tagrpo.common.parser.CommandParser``: the flags a dataclass gives every ``tagrpo`` command."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from dataclasses import MISSING, dataclass
 
 import pytest
 
-from tagrpo.cliargs import helped
-from tagrpo.cliparser import CommandParser, given_flags, parse_dataclasses
+from tagrpo.common.fields import helped
+from tagrpo.common.parser import CommandParser, given_flags, parse_dataclasses
 
 
 @dataclass(kw_only=True)

@@ -18,7 +18,7 @@ import torch
 from conftest import pool_rows
 from trainer_utils import make_trainer, spy
 
-from tagrpo.errors import InputError
+from tagrpo.common.errors import InputError
 from tagrpo.trainer import TAGRPOConfig
 
 SHIFT = 0.2  # per token: log pi_old(o|q_n) - log pi_engine(o|q_n)

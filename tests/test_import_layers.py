@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tagrpo"
 # line, ``python -m tagrpo`` and the package root (which registers the toy world). Within the other layers, two
 # parts do not import each other; rewards sits above data (it reads boxed answers with tagrpo.data.answers).
 LAYERS = (
-    ("errors", "modes", "cliargs", "cliparser", "contracts"),
+    ("common",),
     ("core",),
     ("data",),
     ("rewards",),

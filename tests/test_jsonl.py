@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tagrpo.common.errors import InputError
 from tagrpo.data.jsonl import append_jsonl, atomic_write, read_jsonl, write_jsonl
-from tagrpo.errors import InputError
 
 
 def test_write_replaces_the_file_whole_and_append_extends_it(tmp_path):

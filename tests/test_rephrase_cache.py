@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tagrpo.errors import InputError
+from tagrpo.common.errors import InputError
 from tagrpo.rephrase.cache import ResultCache
 
 

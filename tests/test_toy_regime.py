@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from tagrpo.errors import InputError
+from tagrpo.common.errors import InputError
 from tagrpo.toy import regime
 from tagrpo.toy.regime import Problem
 

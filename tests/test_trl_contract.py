@@ -10,7 +10,7 @@ import torch
 import trl.trainer.utils as trl_utils
 from trl import GRPOTrainer
 
-from tagrpo.contracts import ContractError, enforce, problems
+from tagrpo.common.contracts import ContractError, enforce, problems
 from tagrpo.trainer.contract import OWN_ATTRIBUTES, class_clauses, instance_clauses
 from tagrpo.trainer.seam import GENERATE_FIELDS, Generation, StepState
 

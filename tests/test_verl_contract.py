@@ -11,7 +11,7 @@ from verl.trainer.main_ppo_v0 import BaseTaskRunner  # noqa: E402
 from verl.trainer.ppo import core_algos  # noqa: E402
 from verl.trainer.ppo.ray_trainer import RayPPOTrainer  # noqa: E402
 
-from tagrpo.contracts import problems  # noqa: E402
+from tagrpo.common.contracts import problems  # noqa: E402
 from tagrpo.integrations.verl.contract import (  # noqa: E402
     enforce_verl_contract,
     estimator_clauses,

@@ -1,5 +1,6 @@
 """Pure TA-GRPO mathematics: tensors and numbers in, tensors out. No trainer, config or distributed code."""
 
+from tagrpo.common.modes import check_mode
 from tagrpo.core.advantages import SCALES, SCOPES, group_diagnostics, pooled_advantages, uniform_groups
 from tagrpo.core.anchoring import (
     ANCHOR_ALIASES,
@@ -20,7 +21,6 @@ from tagrpo.core.engine import (
 )
 from tagrpo.core.loss import AGG_MODES, aggregate, clipped_surrogate, k3_kl
 from tagrpo.core.passk import pass_at_k
-from tagrpo.modes import check_mode
 
 __all__ = [
     "AGG_MODES",

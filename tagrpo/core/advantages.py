@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from tagrpo.modes import check_mode
+from tagrpo.common.modes import check_mode
 
 SCOPES = ("pool", "variant")
 SCALES = ("std", "none")

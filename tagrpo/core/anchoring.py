@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import torch
 
-from tagrpo.modes import check_mode
+from tagrpo.common.modes import check_mode
 
 ANCHORS = ("original", "none", "behavior")
 ANCHOR_ALIASES = {"generating": "none"}

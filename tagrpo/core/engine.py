@@ -29,8 +29,8 @@ import math
 
 import torch
 
+from tagrpo.common.modes import check_mode
 from tagrpo.core.anchoring import ANCHORS, engine_correction_allowed
-from tagrpo.modes import check_mode
 
 ENGINE_CORRECTIONS = ("auto", "generating", "off")
 IS_MODES = ("token_truncate", "token_mask", "sequence_truncate", "sequence_mask")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from tagrpo.modes import check_mode
+from tagrpo.common.modes import check_mode
 
 AGG_MODES = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum-norm")
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tagrpo.common.errors import InputError
+from tagrpo.common.modes import check_mode
 from tagrpo.data.answers import extract_boxed
 from tagrpo.data.jsonl import jsonl_rows
 from tagrpo.data.loaders import hub_offline as _offline
-from tagrpo.errors import InputError
-from tagrpo.modes import check_mode
 
 GPQA_ENV = "TAGRPO_GPQA_PATH"
 DATA_ENV = "TAGRPO_DATA_DIR"

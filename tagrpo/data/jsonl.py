@@ -16,8 +16,8 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from tagrpo.common.errors import InputError
 from tagrpo.data.schema import DataProblem, InvalidDataError
-from tagrpo.errors import InputError
 
 
 def parse_jsonl(text: str) -> tuple[list[tuple[int, Any]], list[tuple[int, json.JSONDecodeError]]]:

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tagrpo.common.errors import InputError
+from tagrpo.common.modes import check_mode
 from tagrpo.data.jsonl import jsonl_rows
 from tagrpo.data.schema import DataProblem, InvalidDataError, ensure_valid
-from tagrpo.errors import InputError
-from tagrpo.modes import check_mode
 
 FILE_SUFFIXES = (".jsonl", ".json", ".parquet")
 _SAVED_MARKERS = ("state.json", "dataset_info.json", "dataset_dict.json")  # datasets.config's names of save_to_disk

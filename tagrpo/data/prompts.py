@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tagrpo.modes import check_mode
+from tagrpo.common.modes import check_mode
 
 PAPER_INSTRUCTION = (
     "You FIRST think about the reasoning process step by step and then provide the user with the answer. "

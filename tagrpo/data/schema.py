@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tagrpo.errors import InputError
+from tagrpo.common.errors import InputError
 
 CANONICAL_FIELDS = ("id", "prompt", "answer", "rephrasings")
 MAX_LISTED_PROBLEMS = 20

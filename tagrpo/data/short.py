@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from itertools import cycle, islice
 from typing import Any
 
-from tagrpo.errors import InputError
-from tagrpo.modes import check_mode
+from tagrpo.common.errors import InputError
+from tagrpo.common.modes import check_mode
 
 SHORT_RULES = ("fill_original", "cycle", "drop")
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import torch
 
+from tagrpo.common.modes import check_mode
 from tagrpo.generation import load_causal_lm, sample_responses
-from tagrpo.modes import check_mode
 
 ENGINES = ("auto", "vllm", "transformers")
 

@@ -13,7 +13,7 @@ import json
 import os
 import zlib
 
-from tagrpo.errors import TagrpoError
+from tagrpo.common.errors import TagrpoError
 
 FIELDS = ("model", "model_hash", "benchmark", "n", "temperature", "top_p", "max_new_tokens", "template",
           "chat_template", "seed")

@@ -17,10 +17,10 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from tagrpo.cliargs import helped
+from tagrpo.common.errors import InputError
+from tagrpo.common.fields import helped
 from tagrpo.data.jsonl import append_jsonl, read_jsonl
 from tagrpo.data.prompts import TEMPLATES, render_prompt
-from tagrpo.errors import InputError
 from tagrpo.evaluation.diversity import distinct_ngrams, mean_pairwise_cosine_distance
 from tagrpo.evaluation.fingerprint import claim, fingerprint, question_seed
 from tagrpo.evaluation.sampling import pass_at_k_curve
@@ -56,9 +56,9 @@ class EvalConfig:
     overwrite: bool = helped(False, "start again where the output directory holds another run's counts")
 
     def __post_init__(self):
+        from tagrpo.common.modes import check_mode
         from tagrpo.data.benchmarks import benchmark_names
         from tagrpo.evaluation.engines import ENGINES
-        from tagrpo.modes import check_mode
 
         check_mode("template", self.template, tuple(TEMPLATES))
         check_mode("engine", self.engine, ENGINES)

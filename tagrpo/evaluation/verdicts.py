@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
+from tagrpo.common.modes import check_mode
 from tagrpo.evaluation.stats import holm
-from tagrpo.modes import check_mode
 
 ALPHA = 0.05
 KINDS = ("greater", "less", "matches")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tagrpo.modes import check_mode
+from tagrpo.common.modes import check_mode
 
 
 @dataclass(frozen=True)

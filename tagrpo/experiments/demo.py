@@ -31,12 +31,12 @@ import transformers
 from rich.console import Console
 from transformers import TrainerCallback
 
-from tagrpo.cliargs import helped
+from tagrpo.common.fields import helped
+from tagrpo.common.modes import check_mode
 from tagrpo.data.jsonl import write_jsonl
 from tagrpo.evaluation import lexical_diversity, pass_at_k_curve
 from tagrpo.experiments.arms import ARMS, arm_settings
 from tagrpo.generation import load_causal_lm, sample_responses
-from tagrpo.modes import check_mode
 from tagrpo.rewards import is_correct
 from tagrpo.toy.regime import strategy_entropy, strategy_of
 from tagrpo.toy.worlds import MAX_COMPLETION, WORLDS, premise_prompts, question_rows, resolve_world_base

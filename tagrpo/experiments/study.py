@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tagrpo.common.modes import check_mode
 from tagrpo.core import pass_at_k
 from tagrpo.evaluation.stats import equivalence, interval, t_test
 from tagrpo.evaluation.verdicts import ALPHA, holm_and_verdicts
-from tagrpo.modes import check_mode
 
 KNOBS = (0.0, 0.6, 0.9)  # hard_share settings: today's regime (the easy end) to the hardest
 HARDEST = max(KNOBS)

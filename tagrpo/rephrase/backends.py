@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tagrpo.errors import InputError
+from tagrpo.common.errors import InputError
 from tagrpo.rephrase.checks import CheckResult
 
 logger = logging.getLogger(__name__)

@@ -19,8 +19,8 @@ from typing import Any
 
 import filelock
 
+from tagrpo.common.errors import InputError
 from tagrpo.data.jsonl import append_jsonl, read_jsonl
-from tagrpo.errors import InputError
 
 
 def cache_key(*parts: Any) -> str:

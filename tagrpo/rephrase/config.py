@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tagrpo.cliargs import helped
-from tagrpo.errors import InputError
-from tagrpo.modes import check_mode
+from tagrpo.common.errors import InputError
+from tagrpo.common.fields import helped
+from tagrpo.common.modes import check_mode
 from tagrpo.rephrase.backends import BACKENDS, official_api
 from tagrpo.rephrase.report import check_out_path
 from tagrpo.rephrase.templates import type_plan

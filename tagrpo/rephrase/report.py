@@ -11,8 +11,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from tagrpo.common.errors import InputError
 from tagrpo.data.jsonl import atomic_write, write_jsonl
-from tagrpo.errors import InputError
 
 OUT_SUFFIXES = (".jsonl", ".parquet")
 STATUSES = ("accepted", "rejected", "failed", "pending")

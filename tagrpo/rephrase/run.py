@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from tagrpo.errors import TagrpoError
+from tagrpo.common.errors import TagrpoError
 from tagrpo.rephrase.backends import BACKENDS, Budget, Completion, Request, TransformersBackend
 from tagrpo.rephrase.cache import ResultCache, cache_key, text_hash
 from tagrpo.rephrase.checks import bare_text, check_rephrasing, clean_response, renamable

@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from tagrpo.errors import InputError
-from tagrpo.modes import check_mode
+from tagrpo.common.errors import InputError
+from tagrpo.common.modes import check_mode
 
 TRANSFORM_TYPES = ("paraphrase", "rename", "format", "reorder")
 PLACEHOLDER = "{question}"

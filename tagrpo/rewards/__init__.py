@@ -30,14 +30,14 @@ CHECKS = {  # per-response checks behind the reward functions
 
 def get_reward(name: str):
     """The reward function registered as ``name`` in ``REWARDS``; a ValueError lists the valid names."""
-    from tagrpo.modes import check_mode
+    from tagrpo.common.modes import check_mode
 
     return REWARDS[check_mode("reward", name, tuple(REWARDS))]
 
 
 def get_reward_check(name: str):
     """``check(response, gold) -> bool``, the function behind ``get_reward(name)``, as evaluation uses it."""
-    from tagrpo.modes import check_mode
+    from tagrpo.common.modes import check_mode
 
     return CHECKS[check_mode("reward", name, tuple(CHECKS))]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from transformers import AutoModelForCausalLM, LlamaConfig, PreTrainedTokenizerBase, Qwen3Config
 
-from tagrpo.modes import check_mode
+from tagrpo.common.modes import check_mode
 
 ARCHITECTURES = ("qwen3", "llama")
 

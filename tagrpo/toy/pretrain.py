@@ -24,7 +24,7 @@ import transformers
 from rich.console import Console
 from rich.progress import Progress
 
-from tagrpo.cliargs import helped
+from tagrpo.common.fields import helped
 from tagrpo.toy.model import build_tiny_model
 from tagrpo.toy.tokenizer import build_world_tokenizer
 from tagrpo.toy.world import corpus, tokenizer_texts

@@ -48,8 +48,8 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 
-from tagrpo.errors import InputError
-from tagrpo.modes import check_mode
+from tagrpo.common.errors import InputError
+from tagrpo.common.modes import check_mode
 from tagrpo.toy import world
 from tagrpo.toy.world import ITEMS, NAMES, WORDS, form_patterns, parse_forms
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from tagrpo.cliargs import helped
+from tagrpo.common.fields import helped
 from tagrpo.toy.pretrain import PretrainConfig, build_base, marker_matches, recipe_settings
 from tagrpo.toy.regime import MIX, SLIP, corpus, tokenizer_texts
 

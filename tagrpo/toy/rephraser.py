@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from tagrpo.errors import InputError
+from tagrpo.common.errors import InputError
 from tagrpo.rephrase.backends import Budget, Completion, Emit, Request
 from tagrpo.rephrase.checks import CheckResult, normalize_ws
 from tagrpo.toy.world import FORMS, ITEMS, NAMES, NARRATIVE_FORMS, Problem, parse, render

@@ -29,7 +29,7 @@ import re
 import zlib
 from dataclasses import dataclass
 
-from tagrpo.errors import InputError
+from tagrpo.common.errors import InputError
 
 WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 NAMES = ("Tom", "Ann", "Raj", "Mia", "Leo", "Zoe", "Sam", "Ivy")

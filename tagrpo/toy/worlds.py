@@ -14,7 +14,7 @@ import random
 
 from rich.console import Console
 
-from tagrpo.modes import check_mode
+from tagrpo.common.modes import check_mode
 from tagrpo.toy import regime, world
 
 WORLDS = ("basic", "regime")

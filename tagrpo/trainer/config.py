@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 from trl import GRPOConfig
 
+from tagrpo.common.errors import InputError
 from tagrpo.core import ENGINE_CORRECTIONS, SCOPES, check_mode, off_policy_mask_conditionals, resolve_anchor
 from tagrpo.data import SHORT_RULES
-from tagrpo.errors import InputError
 
 # transformers 5.24 renames gradient checkpointing; TRL still sets the old name on every config and model, which
 # repeats FutureWarnings per trainer. The behaviour is unchanged, so those messages are silenced here.

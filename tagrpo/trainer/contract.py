@@ -1,4 +1,4 @@
-"""What TAGRPOTrainer relies on in TRL's GRPOTrainer, checked when the trainer is built (``tagrpo.contracts``).
+"""What TAGRPOTrainer relies on in TRL's GRPOTrainer, checked when the trainer is built (``tagrpo.common.contracts``).
 
 Every private name the subclass overrides or calls, its signature where tagrpo passes arguments, the shape of
 ``_generate``'s result, the keys of TRL's step output and metrics that tagrpo reads or replaces, and the log
@@ -12,7 +12,7 @@ import trl
 import trl.trainer.utils as trl_utils
 from trl import GRPOTrainer
 
-from tagrpo.contracts import Clause, attribute, enforce, mentions, method, returns
+from tagrpo.common.contracts import Clause, attribute, enforce, mentions, method, returns
 from tagrpo.trainer.seam import GENERATE_FIELDS
 
 LABEL = "TRL's GRPOTrainer"
@@ -78,6 +78,6 @@ def instance_clauses(trainer) -> list[Clause]:
 
 
 def enforce_trl_contract(trainer=None) -> None:
-    """Raise ``tagrpo.contracts.ContractError`` naming every relied-on TRL name that changed."""
+    """Raise ``tagrpo.common.contracts.ContractError`` naming every relied-on TRL name that changed."""
     clauses = class_clauses() + (instance_clauses(trainer) if trainer is not None else [])
     enforce(clauses, "trl", trl.__version__, "TAGRPOTrainer")

@@ -2,7 +2,7 @@
 
 A YAML file is flat: keys naming a ``TrainJob`` field go to the job, every other key to ``TAGRPOConfig``
 (TRL's GRPOConfig fields included), and ``key=value`` overrides on the command line follow the same rule. The
-command line's ``--flags`` come from the same two dataclasses (``tagrpo.cliparser.CommandParser``). The file and
+command line's ``--flags`` come from the same two dataclasses (``tagrpo.common.parser.CommandParser``). The file and
 the overrides are read as YAML 1.2 scalars (``save_strategy: no`` stays a string, ``1e-6`` is a float) and every
 unknown key is named with its closest known one, which TRL's own YAML reading (``TrlParser --config``) does not do.
 """
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 import torch
 import yaml
 
+from tagrpo.common.errors import InputError, closest
+from tagrpo.common.modes import check_mode
 from tagrpo.data import fit_rephrasings, load_questions
 from tagrpo.data.prompts import TEMPLATES, format_prompt
-from tagrpo.errors import InputError, closest
-from tagrpo.modes import check_mode
 from tagrpo.rewards import REWARDS, get_reward
 from tagrpo.trainer.config import TAGRPOConfig
 

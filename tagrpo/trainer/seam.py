@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from tagrpo.contracts import ContractError
+from tagrpo.common.contracts import ContractError
 
 GENERATE_FIELDS = (
     "prompt_ids", "completion_ids", "tool_mask", "completions", "logprobs", "extra_fields", "images", "tool_images",

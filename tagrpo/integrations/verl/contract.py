@@ -1,4 +1,4 @@
-"""What TAGRPORayTrainer and TAGRPOTaskRunner rely on in verl, checked when they are built (``tagrpo.contracts``).
+"""What TAGRPORayTrainer and TAGRPOTaskRunner rely on in verl, checked when they are built (``tagrpo.common.contracts``).
 
 The five ``RayPPOTrainer`` methods the subclass overrides, with the arguments it passes, and the calls to them in
 verl's ``fit`` (an override verl no longer calls is dead); the task runner's builder methods; the advantage
@@ -8,7 +8,7 @@ environment, ``make test-verl``) runs them against the installed verl and on a c
 
 from __future__ import annotations
 
-from tagrpo.contracts import Clause, attribute, enforce, mentions, method
+from tagrpo.common.contracts import Clause, attribute, enforce, mentions, method
 
 LABEL = "verl's RayPPOTrainer"
 RUNNER = "verl's main_ppo_v0.BaseTaskRunner"
@@ -52,7 +52,7 @@ def estimator_clauses(core_algos) -> list[Clause]:
 
 
 def enforce_verl_contract() -> None:
-    """Raise ``tagrpo.contracts.ContractError`` naming every relied-on verl name that changed."""
+    """Raise ``tagrpo.common.contracts.ContractError`` naming every relied-on verl name that changed."""
     import verl
     from verl.trainer.main_ppo_v0 import BaseTaskRunner
     from verl.trainer.ppo import core_algos

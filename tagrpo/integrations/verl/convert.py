@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass
 from typing import Any
 
-from tagrpo.cliargs import helped
+from tagrpo.common.fields import helped
 from tagrpo.data.prompts import TEMPLATES, format_prompt
 from tagrpo.data.short import SHORT_RULES, fit_rephrasings
 
@@ -189,7 +189,7 @@ def parse_convert(argv: Sequence[str] | None, prog: str, description: str) -> Co
     """:class:`ConvertConfig` from the command line ``argv`` (default: ``sys.argv[1:]``)."""
     import sys
 
-    from tagrpo.cliparser import CommandParser, parse_dataclasses
+    from tagrpo.common.parser import CommandParser, parse_dataclasses
 
     modes = {"template": sorted(TEMPLATES), "short_rephrasings": SHORT_RULES}
     parser = CommandParser((ConvertConfig,), modes, prog=prog, description=description)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from tagrpo.modes import check_mode
+from tagrpo.common.modes import check_mode
 
 EXPAND_RULES = ("fill_original", "cycle")
 UID_SEPARATOR = "#v"

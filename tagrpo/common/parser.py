@@ -3,7 +3,7 @@ which imports neither transformers nor torch) over the command's dataclass, with
 beyond it.
 
 ``HfArgumentParser`` gives each init field of the dataclasses ``--name`` (and ``--dashed-name``), its type, its
-default and the help of the field's metadata (:func:`tagrpo.cliargs.helped`); a boolean is ``--name`` or
+default and the help of the field's metadata (:func:`tagrpo.common.fields.helped`); a boolean is ``--name`` or
 ``--name true|false``, and ``--no-name`` when it defaults to True. :class:`CommandParser` adds:
 
 - ``choices``: the valid values of the command's named modes (read when the parser is built, so a registry's

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tagrpo.errors import InputError, closest
+from tagrpo.common.errors import InputError, closest
 
 
 def check_mode(name: str, value: str, valid: Sequence[str]) -> str:

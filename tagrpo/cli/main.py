@@ -1,12 +1,12 @@
 """The ``tagrpo`` command: parse -> config -> call.
 
-Every command parses one dataclass with :class:`tagrpo.cliparser.CommandParser` (TRL's ``TrlParser``, a
+Every command parses one dataclass with :class:`tagrpo.common.parser.CommandParser` (TRL's ``TrlParser``, a
 transformers ``HfArgumentParser``): ``train`` a ``TrainJob`` and a ``TAGRPOConfig`` (under a ``--config`` YAML file
 and ``key=value`` overrides), ``demo`` a ``DemoConfig``, ``rephrase`` a ``RephraseConfig``, ``eval`` an
 ``EvalConfig``, ``toy pretrain`` a ``PretrainConfig``, ``models fetch`` a ``FetchConfig`` and ``verl convert`` a
 ``ConvertConfig``. Only the chosen command's modules are imported (torch, transformers and TRL load for the
 command that needs them), so ``tagrpo --help`` and ``tagrpo --version`` answer at once. Errors of the project's own
-kind (``tagrpo.errors.TagrpoError``: a bad flag value, file, row, URL or model) print as one line with exit status
+kind (``tagrpo.common.errors.TagrpoError``: a bad flag value, file, row, URL or model) print as one line with exit status
 2; anything else keeps its traceback.
 """
 
@@ -17,7 +17,7 @@ import logging
 import sys
 
 from tagrpo import __version__
-from tagrpo.errors import TagrpoError
+from tagrpo.common.errors import TagrpoError
 
 DESCRIPTION = "Transformation-Augmented GRPO on TRL"
 TRAIN_EPILOG = """\
@@ -32,7 +32,7 @@ def _train(argv: list[str], prog: str, text: str) -> None:
     """The flags given override the ``key=value`` overrides, which override the YAML file: only the flags given
     count (``given_flags``), and ``split_config`` fills in the rest (on a CPU ``use_cpu`` and no ``bf16``,
     ``output_dir`` outputs/train, one pool per micro-batch), hence no defaults in the help."""
-    from tagrpo.cliparser import CommandParser, given_flags
+    from tagrpo.common.parser import CommandParser, given_flags
     from tagrpo.core import ANCHOR_ALIASES, ANCHORS, ENGINE_CORRECTIONS, SCOPES
     from tagrpo.data import SHORT_RULES
     from tagrpo.data.prompts import TEMPLATES
@@ -54,7 +54,7 @@ def _train(argv: list[str], prog: str, text: str) -> None:
 
 
 def _demo(argv: list[str], prog: str, text: str) -> None:
-    from tagrpo.cliparser import CommandParser, parse_dataclasses
+    from tagrpo.common.parser import CommandParser, parse_dataclasses
     from tagrpo.experiments.demo import PRESETS, DemoConfig, run_demo
 
     parser = CommandParser((DemoConfig,), {"preset": tuple(PRESETS)}, prog=prog, description=text)
@@ -67,7 +67,7 @@ def _demo(argv: list[str], prog: str, text: str) -> None:
 def _eval(argv: list[str], prog: str, text: str) -> None:
     """``--compare`` alone needs no model, and writes its report only into an ``--output-dir`` given: only the
     flags given count (``given_flags``)."""
-    from tagrpo.cliparser import CommandParser, given_flags
+    from tagrpo.common.parser import CommandParser, given_flags
     from tagrpo.data.prompts import TEMPLATES
     from tagrpo.evaluation.engines import ENGINES
     from tagrpo.evaluation.report import compare_runs
@@ -89,7 +89,7 @@ def _eval(argv: list[str], prog: str, text: str) -> None:
 
 
 def _rephrase(argv: list[str], prog: str, text: str) -> None:
-    from tagrpo.cliparser import CommandParser, parse_dataclasses
+    from tagrpo.common.parser import CommandParser, parse_dataclasses
     from tagrpo.rephrase.backends import BACKENDS
     from tagrpo.rephrase.config import TOKEN_LIMIT_PARAMS, RephraseConfig
     from tagrpo.rephrase.run import run_rephrase
@@ -100,7 +100,7 @@ def _rephrase(argv: list[str], prog: str, text: str) -> None:
 
 
 def _toy_pretrain(argv: list[str], prog: str, text: str) -> None:
-    from tagrpo.cliparser import CommandParser, parse_dataclasses
+    from tagrpo.common.parser import CommandParser, parse_dataclasses
     from tagrpo.toy.pretrain import PretrainConfig, pretrain_base
 
     (cfg,) = parse_dataclasses(CommandParser((PretrainConfig,), prog=prog, description=text), argv)
@@ -108,7 +108,7 @@ def _toy_pretrain(argv: list[str], prog: str, text: str) -> None:
 
 
 def _models_fetch(argv: list[str], prog: str, text: str) -> None:
-    from tagrpo.cliparser import CommandParser, parse_dataclasses
+    from tagrpo.common.parser import CommandParser, parse_dataclasses
     from tagrpo.models import FetchConfig, fetch_model
 
     (cfg,) = parse_dataclasses(CommandParser((FetchConfig,), prog=prog, description=text), argv)
@@ -116,7 +116,7 @@ def _models_fetch(argv: list[str], prog: str, text: str) -> None:
 
 
 def _models_list(argv: list[str], prog: str, text: str) -> None:
-    from tagrpo.cliparser import CommandParser
+    from tagrpo.common.parser import CommandParser
     from tagrpo.models import MODELS
 
     CommandParser((), prog=prog, description=text).parse_args(argv)

@@ -1,6 +1,6 @@
 """How a dataclass field declares its command-line flag: :func:`helped` gives it a default and the help text.
 
-Every ``tagrpo`` command parses its dataclass with :class:`tagrpo.cliparser.CommandParser` (transformers'
+Every ``tagrpo`` command parses its dataclass with :class:`tagrpo.common.parser.CommandParser` (transformers'
 ``HfArgumentParser``, by way of TRL's ``TrlParser``), which reads the flag's help from the field's metadata. This
 module imports nothing heavy: the dataclasses that use it load without torch, transformers or TRL.
 """
