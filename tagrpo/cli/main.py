@@ -6,8 +6,8 @@ and ``key=value`` overrides), ``demo`` a ``DemoConfig``, ``rephrase`` a ``Rephra
 ``EvalConfig``, ``toy pretrain`` a ``PretrainConfig``, ``models fetch`` a ``FetchConfig`` and ``verl convert`` a
 ``ConvertConfig``. Only the chosen command's modules are imported (torch, transformers and TRL load for the
 command that needs them), so ``tagrpo --help`` and ``tagrpo --version`` answer at once. Errors of the project's own
-kind (``tagrpo.common.errors.TagrpoError``: a bad flag value, file, row, URL or model) print as one line with exit status
-2; anything else keeps its traceback.
+kind (``tagrpo.common.errors.TagrpoError``: a bad flag value, file, row, URL or model) print as one line with exit
+status 2; anything else keeps its traceback.
 """
 
 from __future__ import annotations

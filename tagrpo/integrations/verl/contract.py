@@ -1,4 +1,5 @@
-"""What TAGRPORayTrainer and TAGRPOTaskRunner rely on in verl, checked when they are built (``tagrpo.common.contracts``).
+"""What TAGRPORayTrainer and TAGRPOTaskRunner rely on in verl, checked when they are built
+(``tagrpo.common.contracts``).
 
 The five ``RayPPOTrainer`` methods the subclass overrides, with the arguments it passes, and the calls to them in
 verl's ``fit`` (an override verl no longer calls is dead); the task runner's builder methods; the advantage
