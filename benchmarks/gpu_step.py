@@ -31,10 +31,10 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
-from step_overhead import StepTimer, hash_reward, make_rows  # noqa: E402
+
+from tagrpo.experiments.timing import StepTimer, hash_reward, make_rows  # noqa: E402
 
 CONFIGS = {  # Qwen3-1.7B's shapes (its vocabulary too); "tiny" for CPUs and the tests
     "qwen3-1.7b": dict(hidden_size=2048, num_hidden_layers=28, num_attention_heads=16, num_key_value_heads=8,

@@ -4,7 +4,7 @@ Command (what produced benchmarks/results/parallel_cells.*):
 
     .venv/bin/python benchmarks/parallel_cells.py
 
-Why: ``benchmarks/toy_regime.py`` trains its cells in ``--workers`` processes of one thread each; on 2 cores this
+Why: ``studies/toy_regime.py`` trains its cells in ``--workers`` processes of one thread each; on 2 cores this
 says whether that beats running them in turn with both threads. Each run is the same small regime-world demo (three
 arms, 10 steps, 64 held-out questions x 64 samples) in a fresh process, imports included; the outputs of the two
 modes are compared too (the thread count must not change a result).

@@ -4,17 +4,17 @@ Command (what produced benchmarks/results/real_throughput.*):
 
     .venv/bin/python benchmarks/real_throughput.py
 
-Each setting trains TA-GRPO (N=3, G=2) from the base on the real study's training sums (``real_task.py``) for
-``--steps`` generation steps, ``--rounds`` times, the settings interleaved (A, B, A, B, ...) in one process so
-that both see the same machine in the same sitting. Rollouts per second = completions generated over the wall
-time of the generation steps after the first (a callback stamps each step; model loading and the first step's
-warm-up are left out). Every setting's prompt is also scored on the base model: accuracy on q0's form over
-validation problems (``--accuracy-questions`` x 8 samples at the study's evaluation sampling), so a faster prompt
-that the model answers worse shows.
+Each setting trains TA-GRPO (N=3, G=2) from the base on the real study's training sums
+(``tagrpo/experiments/real_task.py``) for ``--steps`` generation steps, ``--rounds`` times, the settings interleaved
+(A, B, A, B, ...) in one process so that both see the same machine in the same sitting. Rollouts per second =
+completions generated over the wall time of the generation steps after the first (a callback stamps each step; model
+loading and the first step's warm-up are left out). Every setting's prompt is also scored on the base model:
+accuracy on q0's form over validation problems (``--accuracy-questions`` x 8 samples at the study's evaluation
+sampling), so a faster prompt that the model answers worse shows.
 
-- ``today``: ``benchmarks/real_model.py``'s settings: the two-example ``fewshot`` template in the chat template,
+- ``today``: ``studies/real_model.py``'s settings: the two-example ``fewshot`` template in the chat template,
   24 completion tokens, 2 questions per step, one optimizer step per generation, bf16 autocast.
-- ``study``: what ``benchmarks/real_study.py`` trains with (``STUDY`` there).
+- ``study``: what ``studies/real_study.py`` trains with (``STUDY`` there).
 
 Writes ``real_throughput.json`` and ``real_throughput.md`` into ``--out``.
 """
@@ -31,12 +31,9 @@ from statistics import mean
 import torch
 from transformers import TrainerCallback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import real_task  # noqa: E402
-
-from tagrpo.evaluation.tables import markdown_table  # noqa: E402
-from tagrpo.experiments.demo import machine  # noqa: E402
+from tagrpo.evaluation.tables import markdown_table
+from tagrpo.experiments import real_task
+from tagrpo.experiments.machine import machine
 
 ACCURACY_SAMPLES = 8
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -56,8 +53,7 @@ class StepClock(TrainerCallback):
 
 
 def train_steps(model_dir: str, work: str, setting: dict, steps: int, q0: str) -> dict:
-    from real_study import ARMS, trainer_job
-
+    from tagrpo.experiments.real_study import ARMS, trainer_job
     from tagrpo.trainer.run import run_train
 
     n, g, q = ARMS["ta_grpo"]["num_rephrasings"], ARMS["ta_grpo"]["num_generations"], setting["questions"]
@@ -77,11 +73,11 @@ def train_steps(model_dir: str, work: str, setting: dict, steps: int, q0: str) -
 
 
 def base_accuracy(model_dir: str, setting: dict, q0: str, count: int) -> float:
-    from real_study import EVAL_SAMPLING
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from tagrpo.data.prompts import render_prompt
     from tagrpo.evaluation.sampling import correct_counts, sample_responses
+    from tagrpo.experiments.real_study import EVAL_SAMPLING
     from tagrpo.rewards.math import boxed_or_last_number_correct
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
@@ -118,7 +114,7 @@ def timed_run(setting: dict, steps: int, q0: str, work: str) -> dict:
 
 
 def main() -> None:
-    from real_study import STUDY
+    from tagrpo.experiments.real_study import STUDY
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=6, help="generation steps per timed run (the first is warm-up)")

@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from tagrpo.experiments.machine import machine
 from tagrpo.rephrase import RephraseConfig, run_rephrase
 from tagrpo.rephrase.backends import Budget, Request
 from tagrpo.rephrase.client import OpenAIBackend
@@ -117,23 +117,11 @@ def client_only(url: str, concurrency: int, count: int, path: str) -> dict:
     }
 
 
-def machine() -> dict:
-    import openai
-
-    return {
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "cpu_count": os.cpu_count(),
-        "openai": openai.__version__,
-        "load_average_1m": round(os.getloadavg()[0], 2),
-    }
-
-
 def write_md(result: dict) -> str:
     m, lines = result["machine"], []
     lines += ["# Rephrase throughput", "", f"Command: `{result['command']}`", ""]
     lines += [
-        f"Machine: {m['platform']}, Python {m['python']}, {m['cpu_count']} CPUs (shared with other jobs; 1-min"
+        f"Machine: {m['platform']}, Python {m['python']}, {m['cpus']} CPUs (shared with other jobs; 1-min"
         f" load average {result['load_before']} before, {result['load_after']} after), openai {m['openai']}.",
         "",
         f"Server: `tests/openai_stub_server.py`, its own process, {LATENCY * 1000:.0f} ms per reply. Rate:"
@@ -228,7 +216,7 @@ def main() -> None:
     ratio = next(r["ratio"] for r in rows if r["concurrency"] == 32)
     result = {
         "command": COMMAND + (" --quick" if args.quick else ""),
-        "machine": machine(),
+        "machine": machine(("openai",)),
         "latency_s": LATENCY,
         "repeats": repeats,
         "load_before": load_before,

@@ -24,7 +24,6 @@ import statistics
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -34,60 +33,16 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 import trl  # noqa: E402
 from datasets import Dataset  # noqa: E402
-from transformers import AutoTokenizer, TrainerCallback  # noqa: E402
+from transformers import AutoTokenizer  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
+from tagrpo.experiments.timing import StepTimer, hash_reward, make_rows  # noqa: E402
 from tagrpo.toy import build_char_tokenizer, build_tiny_model  # noqa: E402
 from tagrpo.trainer import TAGRPOConfig, TAGRPOTrainer  # noqa: E402
 
 COMMAND = ".venv/bin/python benchmarks/step_overhead.py"
 TARGET = 1.10
 METHODS = ("tagrpo", "grpo")
-
-
-def hash_reward(completions, **kwargs):
-    """Deterministic, mixed reward: parity of a checksum of the completion text."""
-    return [float(zlib.crc32(c.encode()) % 2) for c in completions]
-
-
-REPHRASINGS = ("add {a} to {b}; give the sum.", "{a} plus {b} is what? Say it.", "tell me {a} + {b}, in digits.")
-
-
-def make_rows(num_questions: int, num_rephrasings: int) -> list[dict]:
-    """Questions whose q0 and rephrasings all have the same number of characters (= tokens)."""
-    rows = []
-    for i in range(num_questions):
-        a, b = 10 + i, 3 * i + 7
-        reph = [
-            f"Item {i:02d} v{n}: " + REPHRASINGS[(n - 1) % len(REPHRASINGS)].format(a=a, b=b)
-            for n in range(1, 1 + num_rephrasings)
-        ]
-        rows.append(
-            {
-                "id": f"q{i}",
-                "prompt": f"Item {i:02d} v0: what is {a} plus {b}? Say it.",
-                "answer": str(a + b),
-                "rephrasings": reph,
-            }
-        )
-    return rows
-
-
-class StepTimer(TrainerCallback):
-    """Wall time of each optimizer step (generation, scoring, forward/backward, optimizer) and end to end."""
-
-    def __init__(self):
-        self.begin, self.steps, self.cycles, self.cpu, self._last_end = None, [], [], [], None
-
-    def on_step_begin(self, args, state, control, **kwargs):
-        self.begin = (time.perf_counter(), time.process_time())
-
-    def on_step_end(self, args, state, control, **kwargs):
-        now = time.perf_counter()
-        self.steps.append(now - self.begin[0])
-        self.cpu.append(time.process_time() - self.begin[1])
-        self.cycles.append(None if self._last_end is None else now - self._last_end)
-        self._last_end = now
 
 
 def run_once(method: str, model_dir: str, rows: list[dict], args, seed: int) -> dict:

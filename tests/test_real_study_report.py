@@ -1,17 +1,13 @@
-"""The real-model study's verdict logic (``benchmarks/real_study_report.py``) on cells worked out by hand."""
+"""The real-model study's verdict logic (``tagrpo/experiments/real_report.py``) on cells worked out by hand."""
 
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import real_study  # noqa: E402
-import real_study_report as report  # noqa: E402
+from tagrpo.experiments import real_report as report
+from tagrpo.experiments import real_study
 
 
 def _cell(kind, seed, counts, arm=None, lr=1e-5, samples=2):

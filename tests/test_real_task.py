@@ -1,15 +1,11 @@
-"""The real-model study's task (``benchmarks/real_task.py``): disjoint splits by problem, forms, control plan."""
+"""The real-model study's task (``tagrpo/experiments/real_task.py``): disjoint splits by problem, forms, control
+plan."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import real_task  # noqa: E402
+from tagrpo.experiments import real_task
 
 
 def test_splits_partition_the_problems_and_never_share_a_sum_pair():

@@ -1,4 +1,4 @@
-"""The embedded world's arms: each a configuration of the one trainer, with the rollouts the README states."""
+"""The embedded world's arms: each a configuration of the one trainer, with the rollouts docs/method.md states."""
 
 from __future__ import annotations
 
@@ -46,13 +46,17 @@ def test_every_arm_at_the_default_preset():
 @pytest.mark.parametrize("name", list(ARMS))
 def test_every_arm_is_a_valid_trainer_config(name, tmp_path):
     from tagrpo.trainer.config import TAGRPOConfig
+    from tagrpo.trainer.run import trainer_class
 
     s = arm_settings(name, N, G, S, Q)
     pool = (s["num_rephrasings"] + 1) * s["num_generations"]
     cfg = TAGRPOConfig(output_dir=str(tmp_path), num_rephrasings=s["num_rephrasings"],
                        num_generations=s["num_generations"], advantage_scope=s["advantage_scope"],
-                       anchor=s["anchor"], per_device_train_batch_size=B * pool, use_cpu=True, report_to=[])
+                       anchor=s["anchor"], pool_mode=s["pool_mode"], per_device_train_batch_size=B * pool,
+                       use_cpu=True, report_to=[])
     assert cfg.pool_size == pool and cfg.generation_batch_size == B * pool
+    adaptive = name in ("ta_grpo_adaptive", "ta_grpo_history")  # the opt-in subclass trains them
+    assert trainer_class(cfg).__name__ == ("AdaptiveTAGRPOTrainer" if adaptive else "TAGRPOTrainer")
 
 
 def test_demo_config_validates_arms_and_presets():

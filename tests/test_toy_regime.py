@@ -264,7 +264,7 @@ def test_shipped_regime_base_matches_its_recipe_and_holds_the_premise():
             responses = sample_responses(model, tok, prompts, n=8, max_new_tokens=36, progress=False)
             counts = correct_counts(responses, [r["answer"] for r in rows], is_correct)
             pass1[(share, form)] = counts.mean() / 8
-    # measured (benchmarks/results/toy_premise_validation_slip40.md): hard q0 0.1%, easy q0 51%, symbolic 91-95%
+    # measured (studies/results/toy_premise_validation_slip40.md): hard q0 0.1%, easy q0 51%, symbolic 91-95%
     assert pass1[(1.0, "q0")] < 0.03 and pass1[(1.0, "symbolic")] > 0.6 and pass1[(0.0, "symbolic")] > 0.6
     assert 0.25 < pass1[(0.0, "q0")] < 0.8  # the mixed band: RL has something to learn on the readable questions
 

@@ -1,4 +1,4 @@
-"""``benchmarks/toy_regime.py`` end to end at a tiny size: every cell runs once, a rerun reuses them all."""
+"""``studies/toy_regime.py`` end to end at a tiny size: every cell runs once, a rerun reuses them all."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ import time
 from pathlib import Path
 
 import pytest
+from script_loader import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
 def test_regime_study_runs_every_cell_once_and_resumes(tmp_path):
-    cmd = [sys.executable, str(ROOT / "benchmarks" / "toy_regime.py"), "--work-dir", str(tmp_path / "cells"),
+    cmd = [sys.executable, str(ROOT / "studies" / "toy_regime.py"), "--work-dir", str(tmp_path / "cells"),
            "--out", str(tmp_path / "out"), "--rl-steps", "1", "--questions", "2", "--samples", "2",
            "--sweep-lrs", "1e-4", "--seeds", "0", "--exploratory-seeds", "0", "--workers", "2"]
     first = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=900).stdout
@@ -39,15 +40,15 @@ def test_regime_study_runs_every_cell_once_and_resumes(tmp_path):
 
 
 def test_cells_are_filed_by_base_and_keyed_by_its_recipe(tmp_path, monkeypatch):
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    import toy_regime
-
+    from tagrpo.experiments.cells import done
+    from tagrpo.experiments.regime_cells import cell_path
     from tagrpo.toy.regime_base import recipe_id
 
+    toy_regime = load_script(ROOT / "studies" / "toy_regime.py")
     spec = {"kind": "base", "knob": 0.6, "seed": 3, "split": "test", "samples": 2, "forms": False}
-    assert toy_regime.cell_path("w", spec) == "w/test/h0.6/seed3/base/result.jsonl"
+    assert cell_path("w", spec) == "w/test/h0.6/seed3/base/result.jsonl"
     probe = {**spec, "base": "outputs/probe19/slip40/"}
-    assert toy_regime.cell_path("w", probe) == "w/slip40/test/h0.6/seed3/base/result.jsonl"
+    assert cell_path("w", probe) == "w/slip40/test/h0.6/seed3/base/result.jsonl"
     argv = ["toy_regime.py", "--render-only", "--sweep-only", "--work-dir", str(tmp_path)]
     monkeypatch.setattr(sys, "argv", argv)
     seen = []
@@ -56,7 +57,7 @@ def test_cells_are_filed_by_base_and_keyed_by_its_recipe(tmp_path, monkeypatch):
     assert seen and all(s["base_recipe"] == recipe_id() for s, _ in seen)
     cached = {"spec": {**seen[0][0], "base_recipe": "an-older-base"}}
     (tmp_path / "cell.jsonl").write_text(json.dumps(cached) + "\n")
-    assert toy_regime.done(str(tmp_path / "cell.jsonl"), seen[0][0]) is None  # another base's cell is not reused
+    assert done(str(tmp_path / "cell.jsonl"), seen[0][0]) is None  # another base's cell is not reused
 
 
 def _gone(pid: int) -> bool:
@@ -69,13 +70,12 @@ def _gone(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
 def test_a_cell_worker_ends_when_the_study_process_is_killed():
-    worker = ("import os, sys; parent = os.getppid(); sys.path.insert(0, sys.argv[1]); import toy_regime; "
-              "print('ready', flush=True); toy_regime._exit_with_parent(parent, 0.05)")
+    worker = ("import os; parent = os.getppid(); from tagrpo.experiments.cells import exit_with_parent; "
+              "print('ready', flush=True); exit_with_parent(parent, 0.05)")
     study_process = ("import subprocess, sys, time; "
-                     f"p = subprocess.Popen([sys.executable, '-c', {worker!r}, sys.argv[1]]); "
+                     f"p = subprocess.Popen([sys.executable, '-c', {worker!r}]); "
                      "print(p.pid, flush=True); time.sleep(120)")
-    parent = subprocess.Popen([sys.executable, "-c", study_process, str(ROOT / "benchmarks")], stdout=subprocess.PIPE,
-                              text=True)
+    parent = subprocess.Popen([sys.executable, "-c", study_process], stdout=subprocess.PIPE, text=True)
     child = int(parent.stdout.readline())
     assert parent.stdout.readline().strip() == "ready" and not _gone(child)
     parent.kill()

@@ -145,13 +145,13 @@ def test_reference_group_size_is_checked():
 
 def test_make_demo_runs_the_study_hardest_setting_at_its_swept_rates():
     """``tagrpo demo --preset regime`` is the study's setting at h = 0.9 with the learning rates its validation sweep
-    chose (benchmarks/results/toy_regime.json): a rerun of the sweep that changes them fails here."""
+    chose (studies/results/toy_regime.json): a rerun of the sweep that changes them fails here."""
     import json
     from pathlib import Path
 
     from tagrpo.experiments.demo import DemoConfig
 
-    saved = json.loads((Path(__file__).resolve().parents[1] / "benchmarks/results/toy_regime.json").read_text())
+    saved = json.loads((Path(__file__).resolve().parents[1] / "studies/results/toy_regime.json").read_text())
     cfg = DemoConfig(preset="regime")
     assert cfg.world == "regime" and cfg.hard_share == study.HARDEST and cfg.num_iterations == 2
     assert {arm: cfg.learning_rate_of(arm) for arm in saved["learning_rates"]} == saved["learning_rates"]

@@ -36,13 +36,14 @@ from tagrpo.common.modes import check_mode
 from tagrpo.data.jsonl import write_jsonl
 from tagrpo.evaluation import lexical_diversity, pass_at_k_curve
 from tagrpo.experiments.arms import ARMS, arm_settings
+from tagrpo.experiments.machine import machine
 from tagrpo.generation import load_causal_lm, sample_responses
 from tagrpo.rewards import is_correct
 from tagrpo.toy.regime import strategy_entropy, strategy_of
 from tagrpo.toy.worlds import MAX_COMPLETION, WORLDS, premise_prompts, question_rows, resolve_world_base
 
 DEMO_ARMS = ("grpo", "augmentation", "equal_sampling", "ta_grpo")
-REGIME_LEARNING_RATES = (  # each arm's best on validation problems: benchmarks/results/toy_regime.md, "sweep"
+REGIME_LEARNING_RATES = (  # each arm's best on validation problems: studies/results/toy_regime.md, "sweep"
     "grpo=3e-5,grpo_long=1e-5,equal_sampling=3e-5,ta_grpo=1e-4,ta_grpo_control=3e-5,ta_grpo_behavior=3e-5,"
     "pooled_no_anchor=3e-5,ta_grpo_adaptive=1e-4,ta_grpo_history=1e-4"
 )
@@ -94,7 +95,7 @@ class DemoConfig:
     hard_share: float | None = helped(None, "regime world: share of questions with a tens word the base never read")
     preset: str = helped(
         "default", "default (the basic world's five-seed benchmark), regime (make demo: the hardest setting of "
-        "benchmarks/toy_regime.py, per-arm learning rates from its validation sweep) or quick (a smoke test)"
+        "studies/toy_regime.py, per-arm learning rates from its validation sweep) or quick (a smoke test)"
     )
     seed: int = helped(0, "fixes the training and held-out questions and all sampling; arms of a seed are paired")
     arms: str | None = helped(None, f"comma-separated arms of tagrpo.experiments.arms: {', '.join(ARMS)}")
@@ -325,19 +326,3 @@ def run_demo(cfg: DemoConfig, console: Console | None = None) -> dict:
     write_report(cfg.output_dir, [result], console)
     return result
 
-
-def machine() -> dict:
-    import platform
-
-    import transformers
-    import trl
-
-    return {
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "trl": trl.__version__,
-        "device": "cuda" if torch.cuda.is_available() else "cpu",
-    }

@@ -305,8 +305,8 @@ def flags(result: dict) -> list[str]:
 
 
 VERDICTS = {  # world: where its verdicts over seeds are
-    "basic": "`benchmarks/results/toy_reproduction.md` (`python benchmarks/toy_reproduction.py`)",
-    "regime": "`benchmarks/results/toy_regime.md` (`python benchmarks/toy_regime.py`, every knob setting)",
+    "basic": "`studies/results/toy_reproduction.md` (`python studies/toy_reproduction.py`)",
+    "regime": "`studies/results/toy_regime.md` (`python studies/toy_regime.py`, every knob setting)",
 }
 
 

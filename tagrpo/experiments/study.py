@@ -1,4 +1,4 @@
-"""The regime study (``benchmarks/toy_regime.py``): its design, declared before its runs, and its verdicts.
+"""The regime study (``studies/toy_regime.py``): its design, declared before its runs, and its verdicts.
 
 The design is fixed here, in code, before any of the study's runs: the knob settings, the arms, the seeds, the
 learning-rate sweep and its objective, and the primary contrasts. Everything not in ``primary_contrasts`` is
@@ -39,7 +39,7 @@ SWEEP_KNOB = 0.6  # the sweep runs at one setting; its learning rates serve ever
 SWEEP_SAMPLES = 16  # per validation question
 SUBSETS = ("all", "hard", "rest")
 EQUIVALENCE_MARGIN = 0.02  # "about equal": both one-sided bounds inside +-2 pp
-# RL check (benchmarks/toy_rl_check.py), declared after the study found GRPO flat at the preset's budget: plain
+# RL check (studies/toy_rl_check.py), declared after the study found GRPO flat at the preset's budget: plain
 # GRPO at RL_CHECK_STEPS generation steps (8x the preset's), its rate chosen on validation pass@1 at h=0 (every
 # question learnable there) over RL_CHECK_LRS on SWEEP_SEEDS, then SEEDS at every knob on the study's test cells.
 RL_CHECK_STEPS = 96

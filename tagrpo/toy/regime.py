@@ -23,12 +23,12 @@ solutions add the ``c`` given away instead of subtracting it (``corpus(slip=...)
 ``regime_base.RegimePretrainConfig.slip``), so the base answers a readable q0 correctly about half the time, and
 wrongly by one decision that a reward can correct. On bases without the slip the q0 errors are misreadings and
 slips of arithmetic spread over every number, and GRPO did not raise pass@1 at any rate or budget tried
-(``benchmarks/results/regime_mix_probe.md``; the first regime study and its RL check, on the first base).
+(``studies/results/regime_mix_probe.md``; the first regime study and its RL check, on the first base).
 
 **The knob** ``hard_share`` is the share of problems drawn from the hard ones (``sample_problem``), for training
 and evaluation alike: 0 gives a world without hidden words in any question, 1 a world of hard questions only.
 Whether "hard" problems really have 0 correct of 64 base samples, and whether the base solves their symbolic form,
-is measured, not assumed (``benchmarks/toy_premise.py``).
+is measured, not assumed (``studies/toy_premise.py``).
 
 **Two solution strategies.** The corpus solves a problem either by adding first, `` 42+13=55; 55-5=50.``, or by
 subtracting first, `` 42-5=37; 37+13=50.``; ``strategy_of`` reads which one a correct response used, so diversity

@@ -8,8 +8,8 @@ base (one thread); the marker in the output directory records the settings and t
 result is shipped in ``tagrpo/toy/regime_checkpoint``; ``pretrain_regime_base(RegimePretrainConfig(output_dir=DIR))``
 rebuilds it bit for bit (about eleven minutes on one core).
 
-How the recipe was chosen, on validation problems only (``benchmarks/toy_premise.py --split validation``, 50
-questions of each kind x 32 samples, ``toy_premise_validation_*.md``; ``benchmarks/regime_mix_probe.py``, the base
+How the recipe was chosen, on validation problems only (``studies/toy_premise.py --split validation``, 50
+questions of each kind x 32 samples, ``toy_premise_validation_*.md``; ``studies/regime_mix_probe.py``, the base
 rows of ``regime_mix_probe.md``: 64 questions x 16 samples, two seeds):
 
 - steps: 400 leave every form below 10% pass@1, 1,500 solve every readable form 99% of the time (nothing left to

@@ -1,4 +1,4 @@
-"""``benchmarks/real_study.py`` end to end on SmolLM2-135M-Instruct at a smoke size: every phase once, resumable."""
+"""``studies/real_study.py`` end to end on SmolLM2-135M-Instruct at a smoke size: every phase once, resumable."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.timeout(1200)  # 453 s idle on a 2-core AVX2 CPU (fp32, no native bf16); the two runs' own limits first
 def test_real_study_runs_every_phase_and_a_rerun_reuses_the_cells(smollm2, tmp_path):
-    cmd = [sys.executable, str(ROOT / "benchmarks" / "real_study.py"), "--work-dir", str(tmp_path / "cells"),
+    cmd = [sys.executable, str(ROOT / "studies" / "real_study.py"), "--work-dir", str(tmp_path / "cells"),
            "--out", str(tmp_path / "out"), "--steps", "1", "--questions", "4", "--seeds", "0", "--sweep-lrs", "1e-5",
            "--arms", "ta_grpo,equal_sampling", "--workers", "2"]
     first = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=900).stdout

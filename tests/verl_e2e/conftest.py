@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests"))  # rows.pool_rows
 
 QUESTIONS, REPHRASINGS = 8, 3
 BATCH, ROLLOUT_N, STEPS = 2, 2, 2  # questions per step, G, steps

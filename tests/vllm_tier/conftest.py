@@ -7,18 +7,14 @@ in the test environment, and never in the library.
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/: rows, trainer_utils
-sys.path.insert(0, str(Path(__file__).parents[1] / "cpu_plugins"))
 
-from vllm_cpu_patch import keep_linear_weights  # noqa: E402
+from vllm_cpu_patch import keep_linear_weights  # noqa: E402  tests/cpu_plugins, on pytest's pythonpath
 
 keep_linear_weights()
 

@@ -1,8 +1,8 @@
 """Does RL work in the regime world at all? Plain GRPO at 8x the study's budget, against the base, every knob.
 
-Command (what produced benchmarks/results/toy_rl_check.*):
+Command (what produced studies/results/toy_rl_check.*):
 
-    .venv/bin/python benchmarks/toy_rl_check.py --workers 2
+    .venv/bin/python studies/toy_rl_check.py --workers 2
 
 Declared after the first regime study (on the first base, without the slip: ``tagrpo/toy/regime_base.py``) found
 GRPO and GRPO-long flat on the questions the base can solve at the preset's 12 generation steps. This check asks
@@ -25,17 +25,17 @@ import sys
 import time
 from statistics import mean
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tagrpo.data.jsonl import read_jsonl
+from tagrpo.evaluation.stats import interval
+from tagrpo.evaluation.tables import markdown_table
+from tagrpo.experiments import study
+from tagrpo.experiments.cells import finished, log_invocation, run_all
+from tagrpo.experiments.machine import machine
+from tagrpo.experiments.regime_cells import cell_path, compute
+from tagrpo.experiments.report import pct
+from tagrpo.toy.regime_base import recipe_id
 
-from toy_regime import RESULTS, cell_path, finished, run_all  # noqa: E402
-
-from tagrpo.data.jsonl import append_jsonl, read_jsonl  # noqa: E402
-from tagrpo.evaluation.stats import interval  # noqa: E402
-from tagrpo.evaluation.tables import markdown_table  # noqa: E402
-from tagrpo.experiments import study  # noqa: E402
-from tagrpo.experiments.demo import machine  # noqa: E402
-from tagrpo.experiments.report import pct  # noqa: E402
-from tagrpo.toy.regime_base import recipe_id  # noqa: E402
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
 def _spec(args, kind: str, knob: float, seed: int, split: str, lr: float | None = None) -> tuple[dict, str]:
@@ -111,7 +111,7 @@ def knob_rows(cells: dict[str, dict], k: int) -> tuple[list[list], list[dict]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--work-dir", default="outputs/toy_regime", help="shared with benchmarks/toy_regime.py")
+    parser.add_argument("--work-dir", default="outputs/toy_regime", help="shared with studies/toy_regime.py")
     parser.add_argument("--out", default=RESULTS)
     parser.add_argument("--samples", type=int, default=64, help="samples per held-out test question (largest k)")
     parser.add_argument("--steps", type=int, default=study.RL_CHECK_STEPS, help="GRPO's generation steps")
@@ -124,23 +124,23 @@ def main() -> None:
     args.overrides["base_recipe"] = recipe_id()  # the shipped base's: cells of another base are not reused
     start = time.perf_counter()
     specs = sweep_specs(args)
-    sweep = finished(specs) if args.render_only else run_all(specs, args.workers, "sweep")
+    sweep = finished(specs) if args.render_only else run_all(specs, args.workers, "sweep", compute)
     lr, sweep_rows = choose(sweep)
     print(f"GRPO's learning rate from the validation sweep: {lr:g}", flush=True)
     specs = test_specs(args, lr)
-    cells = finished(specs) if args.render_only else run_all(specs, args.workers, "check")
+    cells = finished(specs) if args.render_only else run_all(specs, args.workers, "check", compute)
     log = os.path.join(args.work_dir, "rl_check_invocations.jsonl")
     if not args.render_only:
-        append_jsonl(log, [{"argv": sys.argv[1:], "wall_s": time.perf_counter() - start, "workers": args.workers}])
+        log_invocation(log, sys.argv[1:], start, args.workers)
     invocations = read_jsonl(log)
     wall = sum(r["wall_s"] for r in invocations)
     ran = [c for c in [*sweep.values(), *cells.values()] if c["spec"]["kind"] == "arm" or
                c["spec"]["split"] == "validation"]  # the test base cells are the regime study's
     cell_wall = sum(c["cell_wall_s"] for c in ran)
     argv = invocations[-1]["argv"] if invocations else sys.argv[1:]  # the invocation that trained the cells
-    command = "python benchmarks/toy_rl_check.py " + " ".join(argv)
+    command = "python studies/toy_rl_check.py " + " ".join(argv)
     if args.render_only:
-        command += "`, redrawn by `python benchmarks/toy_rl_check.py --render-only"
+        command += "`, redrawn by `python studies/toy_rl_check.py --render-only"
     rows, conds = knob_rows(cells, args.samples)
     saved = {"command": command, "machine": machine(), "wall_s": wall, "cell_wall_s": cell_wall,
              "learning_rate": lr, "sweep": sweep_rows, "rows": rows, "conditions": conds,

@@ -1,4 +1,4 @@
-"""real_study.json and real_study.md from the cells of ``benchmarks/real_study.py``: verdicts, arms, mechanism."""
+"""real_study.json and real_study.md from the cells of ``studies/real_study.py``: verdicts, arms, mechanism."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ import sys
 from statistics import mean
 
 import numpy as np
-from toy_regime_report import rescue_share
 
 from tagrpo.core import pass_at_k
 from tagrpo.evaluation.stats import interval, t_test
 from tagrpo.evaluation.tables import markdown_table
 from tagrpo.evaluation.verdicts import holm_and_verdicts
 from tagrpo.experiments import study
-from tagrpo.experiments.demo import machine
+from tagrpo.experiments.machine import machine
+from tagrpo.experiments.real_study import ARMS, FORM_SAMPLES, STUDY, real_task
+from tagrpo.experiments.regime_report import rescue_share
 from tagrpo.experiments.report import label, pct
 from tagrpo.experiments.verdicts import quarter_mean
 
@@ -131,14 +132,13 @@ def summary(rows: list[dict]) -> str:
 
 
 def write(args, premise: dict, q0: str, sweep: list[dict], lrs: dict, cells: list[dict], invocations: list) -> None:
-    from real_study import ARMS, FORM_SAMPLES, STUDY, real_task
 
     runs, bases = index(cells)
     k = args.samples
     judged = verdicts(runs, bases, k) if runs and bases else []
     wall = sum(i["wall_s"] for i in invocations)
     argv = invocations[-1]["argv"] if invocations else sys.argv[1:]  # no finished invocation: this rendering's
-    saved = {"command": "python benchmarks/real_study.py " + " ".join(argv),
+    saved = {"command": "python studies/real_study.py " + " ".join(argv),
              "machine": machine(), "study": STUDY, "arms": ARMS, "premise": premise, "q0": q0,
              "learning_rates": lrs, "wall_s": wall, "invocations": invocations, "verdicts": judged,
              "sweep": [{"arm": c["spec"]["arm"], "learning_rate": c["spec"]["learning_rate"],

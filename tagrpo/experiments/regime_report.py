@@ -1,4 +1,4 @@
-"""toy_regime.json, toy_regime.md and toy_regime.png from the cells of ``benchmarks/toy_regime.py``."""
+"""toy_regime.json, toy_regime.md and toy_regime.png from the cells of ``studies/toy_regime.py``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 from tagrpo.evaluation.stats import interval  # noqa: E402
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
 from tagrpo.experiments import study  # noqa: E402
-from tagrpo.experiments.demo import machine  # noqa: E402
+from tagrpo.experiments.machine import machine  # noqa: E402
 from tagrpo.experiments.report import label, pct  # noqa: E402
 from tagrpo.toy.regime import blind_guess_rate  # noqa: E402
 from tagrpo.toy.regime_base import RegimePretrainConfig  # noqa: E402
@@ -295,9 +295,9 @@ def write(args, sweep_rows: list[dict], lrs: dict, cells: list[dict], invocation
     cell_wall = sum(c["cell_wall_s"] for c in cells) + sum(r.get("cell_wall_s", 0) for r in sweep_rows)
     wall_s = sum(i["wall_s"] for i in invocations)
     argv = invocations[-1]["argv"] if invocations else args.argv  # the invocation that trained the study
-    command = "python benchmarks/toy_regime.py " + " ".join(argv)
+    command = "python studies/toy_regime.py " + " ".join(argv)
     if args.render_only:
-        command += "`, these files redrawn from its cells by `python benchmarks/toy_regime.py --render-only"
+        command += "`, these files redrawn from its cells by `python studies/toy_regime.py --render-only"
     saved = {"command": command, "machine": machine(),
              "invocations": invocations, "wall_s": wall_s, "cell_wall_s": cell_wall, "learning_rates": lrs,
              "sweep": sweep_rows, "verdicts": verdicts, "conditions": conds,

@@ -1,7 +1,7 @@
 """The regime world's premise, measured on its base model: how hard q0 is, how easy its rephrasings are, per knob.
 
-    .venv/bin/python benchmarks/toy_premise.py                      # pretrains the base first if needed
-    .venv/bin/python benchmarks/toy_premise.py --base DIR --questions 100 --samples 64
+    .venv/bin/python studies/toy_premise.py                      # pretrains the base first if needed
+    .venv/bin/python studies/toy_premise.py --base DIR --questions 100 --samples 64
 
 Draws ``--questions`` held-out problems of each kind (``--split``: test, or validation for choosing a recipe),
 hard (a hidden tens word in q0's numbers) and easy, and samples ``--samples`` responses of the base model
@@ -14,7 +14,7 @@ setting of the knob ``hard_share`` h (a held-out question is hard with probabili
 - on the hard subset, pass@1 of the easiest rephrasing (the form with the highest mean);
 - the blind-guess rate (the most frequent answer's share) and, among correct responses, the strategy entropy.
 
-Writes ``benchmarks/results/toy_premise.json`` and ``.md``; sampling is cached per (form, kind) under
+Writes ``studies/results/toy_premise.json`` and ``.md``; sampling is cached per (form, kind) under
 ``--cache`` so an interrupted run resumes.
 """
 
@@ -121,7 +121,7 @@ def main(argv=None) -> int:
         ci = [share - 1.96 * se_share, share + 1.96 * se_share]
         knob.append({"hard_share": h, "zero_of_n_on_q0": share, "ci95": ci, "pass1": pass1})
     result = {
-        "command": "python benchmarks/toy_premise.py " + " ".join(argv or []),
+        "command": "python studies/toy_premise.py " + " ".join(argv or []),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
         "base": base,
         "questions_per_kind": args.questions,

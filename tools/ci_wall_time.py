@@ -1,11 +1,11 @@
 """Wall time and disk use of CI's targets on a fresh clone: what `.ci/run` costs, target by target.
 
-    python benchmarks/ci_wall_time.py            # clones HEAD into a temporary folder beside this checkout
+    python tools/ci_wall_time.py            # clones HEAD into a temporary folder beside this checkout
 
 Clones the committed HEAD (with ``../shared`` linked beside the clone, as CI has it), runs each target of
 ``.ci/run`` in order with ``CI=true``, and records per target its exit status and seconds, then the disk used by
 the clone and each virtual environment. pip's cache is whatever this machine has (a first run anywhere downloads
-more). Writes ``benchmarks/results/ci_wall_time.json`` and ``.md``; the clone is removed afterwards.
+more). Writes ``tools/results/ci_wall_time.json`` and ``.md``; the clone is removed afterwards.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "tools" / "results"
 
 
 def targets() -> list[str]:
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     lines = [
         "# CI on a fresh clone: wall time and disk per target",
         "",
-        "`python benchmarks/ci_wall_time.py`",
+        "`python tools/ci_wall_time.py`",
         "",
         f"Commit {commit}, {report['cpus']} CPUs, {report['date']}; pip's cache as this machine had it. Budget: "
         "30 minutes on 2 cores.",

@@ -1,9 +1,9 @@
 """Adaptive TA-GRPO (rephrasings only for questions whose q0 group is uniform) against GRPO, GRPO-long at the same
 rollouts and full TA-GRPO, on the embedded world, paired by seed; two designs of the choice side by side.
 
-Command (what produced benchmarks/results/adaptive_pools.*; run after benchmarks/toy_reproduction.py):
+Command (what produced studies/results/adaptive_pools.*; run after studies/toy_reproduction.py):
 
-    .venv/bin/python benchmarks/adaptive_pools.py --seeds 0 1 2 3 4
+    .venv/bin/python studies/adaptive_pools.py --seeds 0 1 2 3 4
 
 GRPO and full TA-GRPO are read from ``toy_reproduction``'s runs of the same seeds (``--reference``, same preset,
 learning rate and questions). Per seed and design this script trains the adaptive arm and then GRPO for as many
@@ -34,7 +34,8 @@ from rich.console import Console  # noqa: E402
 from tagrpo.evaluation.stats import interval, t_test  # noqa: E402
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
 from tagrpo.evaluation.verdicts import verdict  # noqa: E402
-from tagrpo.experiments.demo import DemoConfig, machine, train_arm  # noqa: E402
+from tagrpo.experiments.demo import DemoConfig, train_arm
+from tagrpo.experiments.machine import machine  # noqa: E402
 from tagrpo.experiments.report import STYLE, label, pct  # noqa: E402
 from tagrpo.experiments.verdicts import metric  # noqa: E402
 from tagrpo.toy.pretrain import resolve_base  # noqa: E402
@@ -213,7 +214,7 @@ def main() -> None:
         results.append(run_seed(reference, os.path.join(args.work_dir, f"seed{seed}"), console))
     k_big = max(int(k) for k in results[0]["runs"]["base"]["pass_at_k"])
     analysis = analyse(results, k_big)
-    command = "python benchmarks/adaptive_pools.py " + " ".join(sys.argv[1:])
+    command = "python studies/adaptive_pools.py " + " ".join(sys.argv[1:])
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "adaptive_pools.json"), "w", encoding="utf-8") as f:
         json.dump({"command": command, "analysis": analysis, "runs": results}, f, indent=1)

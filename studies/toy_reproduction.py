@@ -1,8 +1,8 @@
 """The paper's claims on the embedded world: every arm of ``tagrpo.experiments.arms`` over several seeds, with verdicts.
 
-Command (what produced benchmarks/results/toy_reproduction.*):
+Command (what produced studies/results/toy_reproduction.*):
 
-    .venv/bin/python benchmarks/toy_reproduction.py --seeds 0 1 2 3 4
+    .venv/bin/python studies/toy_reproduction.py --seeds 0 1 2 3 4
 
 1. Sweep: GRPO and TA-GRPO on ``--sweep-seed`` (not a reported seed) at each of ``--sweep-lrs``; the learning rate
    with GRPO's best held-out pass@1 (tuned for the baseline) is then used by every arm of every seed.
@@ -178,7 +178,7 @@ def main() -> None:
         if args.rejudge:
             saved["verdicts"] = judge(saved["runs"], k_max(saved["runs"]))
             saved["requirements"] = requirements(saved["runs"])
-            saved["rejudged_with"] = "python benchmarks/toy_reproduction.py --rejudge"
+            saved["rejudged_with"] = "python studies/toy_reproduction.py --rejudge"
             with open(json_path, "w", encoding="utf-8") as f:
                 json.dump(saved, f, indent=1)
         write(args, saved)
@@ -191,7 +191,7 @@ def main() -> None:
         for s in args.seeds
     ]
     saved = {
-        "command": "python benchmarks/toy_reproduction.py " + " ".join(sys.argv[1:]),
+        "command": "python studies/toy_reproduction.py " + " ".join(sys.argv[1:]),
         "total_wall_s": sum(r["wall_s"] for r in results) + sum(r["wall_s"] for r in sweep_rows),
         "sweep_seed": args.sweep_seed,
         "sweep": sweep_rows,

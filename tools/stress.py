@@ -1,12 +1,12 @@
 """Repeat tests in fresh processes and count the runs that fail, optionally with both cores kept busy.
 
-    python benchmarks/stress.py --runs 30 tests/test_multiprocess.py
-    python benchmarks/stress.py --runs 30 --busy 2 --label under_load tests/test_multiprocess.py
+    python tools/stress.py --runs 30 tests/test_multiprocess.py
+    python tools/stress.py --runs 30 --busy 2 --label under_load tests/test_multiprocess.py
 
 Each run is a new ``python -m pytest`` process on the given tests (so each starts from a cold interpreter, as CI
 does). ``--busy K`` starts K processes that spin on the CPU for the whole stress run: another job beside the tests,
 as on a CI machine with both cores taken. A run fails when pytest exits non-zero or its output shows a C++ abort;
-its last lines are kept. Writes ``benchmarks/results/stress_<label>.json`` and ``.md``.
+its last lines are kept. Writes ``tools/results/stress_<label>.json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -14,14 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from tagrpo.experiments.machine import machine
+
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "tools" / "results"
 ABORT_MARKERS = ("terminate called", "Fatal Python error", "SIGABRT", "Segmentation fault")
 
 
@@ -48,12 +49,6 @@ def run_once(tests: list[str], timeout: float, tail: int) -> dict:
         "abort_markers": aborted,
         "last_lines": output.strip().splitlines()[-tail:] if failed else [],
     }
-
-
-def machine() -> dict:
-    from tagrpo.experiments.demo import machine as versions
-
-    return {**versions(), "python": platform.python_version()}
 
 
 def write_report(label: str, report: dict) -> tuple[Path, Path]:
@@ -114,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
             p.join(timeout=5)
     report = {
         "tests": args.tests,
-        "command": "python benchmarks/stress.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python tools/stress.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "busy": args.busy,
         "machine": machine(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),

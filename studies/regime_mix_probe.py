@@ -1,20 +1,20 @@
 """Issue 19's probe (validation problems only): which regime base lets RL learn the questions it can read?
 
-    .venv/bin/python benchmarks/regime_mix_probe.py spelled17 spelled18 spelled20 slip40_spelled20 slip50_spelled24
-    .venv/bin/python benchmarks/toy_premise.py --base outputs/probe19/spelled20 --split validation --questions 50 \\
+    .venv/bin/python studies/regime_mix_probe.py spelled17 spelled18 spelled20 slip40_spelled20 slip50_spelled24
+    .venv/bin/python studies/toy_premise.py --base outputs/probe19/spelled20 --split validation --questions 50 \\
         --samples 32 --label toy_premise_validation_spelled20
-    .venv/bin/python benchmarks/regime_mix_probe.py --rl spelled17 spelled18 spelled20 slip40_spelled20 \\
+    .venv/bin/python studies/regime_mix_probe.py --rl spelled17 spelled18 spelled20 slip40_spelled20 \\
         slip50_spelled24                                                                              # RL on each
 
 The first builds ``outputs/probe19/NAME`` with ``RegimePretrainConfig``'s other defaults (700 steps, one thread,
 deterministic), the corpus mix ``VARIANTS[NAME]`` and no slip, or for ``SLIPS[NAME]`` a mix and the share of the
 spelled (q0's form) solutions that slip (add the ``c`` given away: ``tagrpo.toy.regime.corpus``). The second
-measures a base's premise (``benchmarks/results/toy_premise_validation_NAME.md``). ``--rl`` asks whether RL can
+measures a base's premise (``studies/results/toy_premise_validation_NAME.md``). ``--rl`` asks whether RL can
 raise pass@1 on each base: GRPO and GRPO-long at the regime preset's budget, at each rate of ``RL_LRS`` on both
 sweep seeds, on validation questions at h=0 (every question readable), against the base on the same questions
-(a base not yet built is pretrained first); cells cached under ``outputs/probe19/rl`` (``benchmarks/toy_regime.py``'s
+(a base not yet built is pretrained first); cells cached under ``outputs/probe19/rl`` (``studies/toy_regime.py``'s
 cells, filed under the base's directory name: a changed variant needs a new name, or its cells are reused). Writes
-``regime_mix_probe.json`` and ``.md`` into ``benchmarks/results``.
+``regime_mix_probe.json`` and ``.md`` into ``studies/results``.
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from statistics import mean
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tagrpo.evaluation.tables import markdown_table
+from tagrpo.experiments import study
+from tagrpo.experiments.cells import run_all
+from tagrpo.experiments.machine import machine
+from tagrpo.experiments.regime_cells import cell_path, compute
+from tagrpo.experiments.verdicts import quarter_mean
+from tagrpo.toy.regime_base import RegimePretrainConfig, pretrain_regime_base
 
-from toy_regime import RESULTS, cell_path, run_all  # noqa: E402
-
-from tagrpo.evaluation.tables import markdown_table  # noqa: E402
-from tagrpo.experiments import study  # noqa: E402
-from tagrpo.experiments.demo import machine  # noqa: E402
-from tagrpo.experiments.verdicts import quarter_mean  # noqa: E402
-from tagrpo.toy.regime_base import RegimePretrainConfig, pretrain_regime_base  # noqa: E402
+RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 VARIANTS = {
     "spelled17": {"symbolic": 0.48, "narrative": 0.15, "reordered": 0.05, "words": 0.15, "spelled": 0.17},
@@ -68,7 +68,7 @@ def rl_probe(names: list[str], workers: int = 2, out: str = RESULTS) -> None:
                       "base": os.path.join(WORK, name)}
             specs.append({"kind": "base", **common})
             specs += [{"kind": "arm", "arm": arm, "learning_rate": lr, **common} for arm in RL_ARMS for lr in RL_LRS]
-    cells = run_all([(s, cell_path(os.path.join(WORK, "rl"), s)) for s in specs], workers, "rl probe")
+    cells = run_all([(s, cell_path(os.path.join(WORK, "rl"), s)) for s in specs], workers, "rl probe", compute)
     groups: dict[tuple, list[dict]] = {}
     for c in cells.values():
         s = c["spec"]
@@ -83,7 +83,7 @@ def rl_probe(names: list[str], workers: int = 2, out: str = RESULTS) -> None:
                      "pass16": mean(c["pass_at_k"][str(study.SWEEP_SAMPLES)] for c in cs),
                      "reward_first": mean(quarter_mean(st, "reward", False) for st in steps) if trained else None,
                      "reward_last": mean(quarter_mean(st, "reward", True) for st in steps) if trained else None})
-    saved = {"command": "python benchmarks/regime_mix_probe.py --rl " + " ".join(names), "machine": machine(),
+    saved = {"command": "python studies/regime_mix_probe.py --rl " + " ".join(names), "machine": machine(),
              "wall_s": time.perf_counter() - start, "cell_wall_s": sum(c["cell_wall_s"] for c in cells.values()),
              "variants": VARIANTS, "slips": SLIPS, "rows": rows}
     with open(os.path.join(out, "regime_mix_probe.json"), "w", encoding="utf-8") as f:
@@ -97,7 +97,7 @@ def rl_probe(names: list[str], workers: int = 2, out: str = RESULTS) -> None:
     md = [
         "# Which regime base lets RL learn? (issue 19, validation problems only)",
         "",
-        f"Command: `{saved['command']}` (bases from `python benchmarks/regime_mix_probe.py NAME`). Machine: "
+        f"Command: `{saved['command']}` (bases from `python studies/regime_mix_probe.py NAME`). Machine: "
         f"{saved['machine']}. The cells' own wall time {saved['cell_wall_s'] / 60:.1f} min (two at a time, one "
         f"thread each); this invocation {saved['wall_s'] / 60:.1f} min (cells cached under `{WORK}/rl` are reused).",
         "",

@@ -1,8 +1,8 @@
 """A real pretrained model end to end: GRPO and TA-GRPO from SmolLM2-135M-Instruct on short arithmetic.
 
-Command (what produced benchmarks/results/real_model.*; the model comes from `tagrpo models fetch smollm2-135m`):
+Command (what produced studies/results/real_model.*; the model comes from `tagrpo models fetch smollm2-135m`):
 
-    .venv/bin/python benchmarks/real_model.py
+    .venv/bin/python studies/real_model.py
 
 1. Probe: the base model's accuracy on 32 held-out sums ``a + b`` (single digits) in four surface forms, with the
    ``fewshot`` template (two worked examples with a boxed answer) and its chat template, sampled at
@@ -51,7 +51,7 @@ FORMS = {
 
 PILOT = (
     "The first pilot: one seed, held-out sums that overlap the training sums, and an arm named GRPO that is "
-    "equal-sampling GRPO. The verdict is `real_study.md` (`benchmarks/real_study.py`: disjoint problems, per-arm "
+    "equal-sampling GRPO. The verdict is `real_study.md` (`studies/real_study.py`: disjoint problems, per-arm "
     "rates from validation, 3 seeds, Holm-corrected)."
 )
 
@@ -167,7 +167,7 @@ def main() -> None:
         result, trainer = train(name, model_dir, data, args.work_dir, args)
         model = trainer.model.to(torch.bfloat16) if args.bf16 else trainer.model
         runs[name] = {**result, **evaluate(model, tokenizer, held_out, q0, args, args.seed)}
-    saved = {"command": " ".join(["python benchmarks/real_model.py", *sys.argv[1:]]), "model": "smollm2-135m",
+    saved = {"command": " ".join(["python studies/real_model.py", *sys.argv[1:]]), "model": "smollm2-135m",
              "args": {**vars(args), "out": os.path.relpath(args.out)},
              "probe": {f: {k: v for k, v in p.items() if k != "lenient_counts"} for f, p in probe.items()},
              "q0_form": q0, "rephrasing_forms": others, "dtype_seconds": dtypes, "runs": runs,

@@ -3,7 +3,7 @@
 A *problem* is the pair ``(a, b)``; its question in a form also draws a name and an item (the surface, not the
 problem). Every problem belongs to exactly one of ``train``, ``validation`` and ``test`` by a seeded shuffle of
 all ``SIZE**2`` pairs (``split``), so no held-out sum is ever trained on in any form (``tests/test_real_task.py``
-asserts it). Forms, easiest to hardest for SmolLM2-135M-Instruct (``benchmarks/results/real_study.md`` measures
+asserts it). Forms, easiest to hardest for SmolLM2-135M-Instruct (``studies/results/real_study.md`` measures
 them on validation problems):
 
 - ``symbolic``: ``What is 12+7?``

@@ -1,14 +1,9 @@
-"""A verdict on a real LLM: TA-GRPO against equal-sampling GRPO on SmolLM2-135M-Instruct, several seeds (issue 20).
+"""The real-model study (``studies/real_study.py``): TA-GRPO against equal-sampling GRPO on SmolLM2-135M-Instruct.
 
-Command (what produced benchmarks/results/real_study.*; the model from `tagrpo models fetch smollm2-135m`):
+The design, declared before the runs:
 
-    .venv/bin/python benchmarks/real_study.py            # CPU, the committed scale
-    python benchmarks/real_study.py --device cuda --scale 4   # a GPU: 4x the steps, seeds and held-out samples
-
-The design, declared here before the runs:
-
-- Task (``real_task.py``): sums ``a + b`` with operands 0..19 in four surface forms, train / validation / test
-  problems disjoint. q0's form: the hardest whose base accuracy on validation problems lies in 10-70%
+- Task (``tagrpo/experiments/real_task.py``): sums ``a + b`` with operands 0..19 in four surface forms, train /
+  validation / test problems disjoint. q0's form: the hardest whose base accuracy on validation problems lies in 10-70%
   (``premise`` cell); TA-GRPO's rephrasings are the other three forms; the control's are q0's form renamed.
 - Arms (``ARMS``), 8 completions per question per step except plain GRPO: equal-sampling GRPO (G=8 of q0),
   TA-GRPO (N=3, G=2), its renaming-only control, pooling without anchoring (``anchor="none"``), and plain GRPO
@@ -30,23 +25,17 @@ The design, declared here before the runs:
   against the control at pass@1 and pass@8; everything else exploratory.
 
 Every cell (premise, base, or an arm at a rate and seed) is cached under ``--work-dir`` and reused: an interrupted
-study resumes. Writes ``real_study.json`` and ``real_study.md`` (``real_study_report.py``) into ``--out``.
+study resumes. ``studies/real_study.py`` runs it; ``tagrpo/experiments/real_report.py`` writes ``real_study.json`` and
+``real_study.md``.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import real_task  # noqa: E402
-from toy_regime import RESULTS, finished, run_all  # noqa: E402
-
-from tagrpo.data.jsonl import append_jsonl, read_jsonl  # noqa: E402
+from tagrpo.experiments import real_task
 
 STUDY = {"template": "oneshot", "system_prompt": "", "max_completion_length": 12, "questions": 4, "num_iterations": 1,
          "steps_per_generation": 2, "beta": 0.0, "generation_autocast": True, "cpu_completion_scoring": True,
@@ -207,7 +196,7 @@ def train(spec: dict, q0: str, out: str, model_dir: str):
     return trainer.model.to(torch.bfloat16), trainer.processing_class, trained
 
 
-def _compute(spec: dict, out: str) -> dict:
+def compute(spec: dict, out: str) -> dict:
     import logging
 
     import torch
@@ -252,68 +241,3 @@ def specs_for(args, kind: str, split: str, seed: int, arm: str | None = None, lr
     if kind == "arm":
         spec.update(arm=arm, learning_rate=lr, steps=steps or args.steps)
     return spec, cell_path(args.work_dir, spec)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", default="cpu", help="cpu or cuda")
-    parser.add_argument("--scale", type=int, default=1, help="multiply steps, seeds and held-out samples (a GPU)")
-    parser.add_argument("--workers", type=int, default=STUDY["workers"],
-                        help="cells at once (the CPU cores shared among them)")
-    parser.add_argument("--work-dir", default="outputs/real_study")
-    parser.add_argument("--out", default=RESULTS)
-    parser.add_argument("--render-only", action="store_true")
-    parser.add_argument("--sweep-only", action="store_true")
-    parser.add_argument("--seeds", type=int, nargs="+", default=None, help="fewer seeds: a smoke test only")
-    parser.add_argument("--steps", type=int, default=None, help="generation steps (a smoke test only)")
-    parser.add_argument("--sweep-lrs", type=float, nargs="+", default=list(SWEEP_LRS))
-    parser.add_argument("--questions", type=int, default=None, help="held-out questions (a smoke test only)")
-    parser.add_argument("--arms", default=",".join(ARMS), help="comma-separated subset of the arms (a smoke test only)")
-    args = parser.parse_args()
-    args.arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    if unknown := [a for a in args.arms if a not in ARMS]:
-        parser.error(f"--arms: unknown {', '.join(unknown)}; valid arms are {', '.join(ARMS)}")
-    args.sweep_steps = max(1, (args.steps or STEPS * args.scale) * SWEEP_STEPS // STEPS)
-    args.steps = args.steps or STEPS * args.scale
-    args.samples = EVAL_SAMPLES * args.scale
-    args.seeds = args.seeds or list(range(len(SEEDS) * args.scale))
-    args.overrides = {"questions": args.questions} if args.questions else {}
-    if not native_bf16(args.device) and not args.render_only:  # a redraw reads the bf16 cells (the committed study)
-        args.overrides["precision"] = "fp32"
-    threads = max(1, (os.cpu_count() or 2) // args.workers)
-    start = time.perf_counter()
-
-    def run(specs, what):
-        if args.render_only:
-            return finished(specs)
-        return run_all(specs, args.workers, what, compute=_compute, threads=threads)
-
-    premise_spec = specs_for(args, "premise", "validation", SWEEP_SEEDS[0])
-    premise = run([premise_spec], "premise")
-    if not premise:
-        raise SystemExit(f"no premise cell under {args.work_dir}: run without --render-only first")
-    q0 = choose_q0(next(iter(premise.values())))
-    print(f"q0's form: {q0}", flush=True)
-    sweep_specs = [specs_for(args, "arm", "validation", s, arm, lr, q0, args.sweep_steps) for arm in args.arms
-                   for lr in args.sweep_lrs for s in SWEEP_SEEDS]
-    sweep = run(sweep_specs, "sweep")
-    from real_study_report import choose_learning_rates, write
-
-    lrs = choose_learning_rates(list(sweep.values()))
-    print("learning rates from the sweep:", lrs, flush=True)
-    if not args.sweep_only:
-        study_specs = []
-        for seed in args.seeds:
-            study_specs.append(specs_for(args, "base", "test", seed, q0=q0))
-            study_specs += [specs_for(args, "arm", "test", seed, arm, lrs[arm], q0) for arm in args.arms if arm in lrs]
-        cells = run(study_specs, "study")
-    else:
-        cells = {}
-    log = os.path.join(args.work_dir, "invocations.jsonl")
-    if not args.render_only:
-        append_jsonl(log, [{"argv": sys.argv[1:], "wall_s": time.perf_counter() - start, "workers": args.workers}])
-    write(args, next(iter(premise.values())), q0, list(sweep.values()), lrs, list(cells.values()), read_jsonl(log))
-
-
-if __name__ == "__main__":
-    main()

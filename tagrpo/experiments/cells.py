@@ -1,0 +1,87 @@
+"""The studies' cell runner: every cell (one arm or base model, one seed, one setting) is a process-pool task that
+writes its result to a directory of its own; a finished cell is reused, so an interrupted study resumes.
+
+A cell is ``(spec, path)``: ``spec`` a JSON-able dict naming everything the result depends on, ``path`` its
+``result.jsonl``. A result is reused only when the spec stored with it equals the one asked for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+
+from tagrpo.data.jsonl import append_jsonl, read_jsonl, write_jsonl
+
+Compute = Callable[[dict, str], dict]  # (spec, cell directory) -> result
+
+
+def quiet_worker(threads: int = 1) -> None:
+    """A pool worker's start: ``threads`` torch threads, and an exit when the study's process is gone."""
+    import torch
+
+    torch.set_num_threads(threads)
+    threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
+
+
+def exit_with_parent(parent: int, poll_s: float = 2.0) -> None:
+    """End this worker when the study's process is gone (killed, or a test's timeout): no orphan keeps a cell
+    running on the cores after it (the cell is not written, so a rerun computes it)."""
+    while os.getppid() == parent:
+        time.sleep(poll_s)
+    os._exit(1)
+
+
+def done(path: str, spec: dict) -> dict | None:
+    """The stored result at ``path`` if it was computed for ``spec``, else None."""
+    rows = read_jsonl(path)
+    return rows[0] if rows and rows[0]["spec"] == spec else None
+
+
+def run_cell(spec: dict, path: str, compute: Compute) -> dict:
+    """One cell in this process by ``compute(spec, directory)``; its output goes to ``log.txt`` beside the result."""
+    if (result := done(path, spec)) is not None:
+        return result
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(os.path.join(os.path.dirname(path), "log.txt"), "w", encoding="utf-8") as log, \
+            contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        result = compute(spec, os.path.dirname(path))
+    write_jsonl(path, [result])
+    return result
+
+
+def finished(specs: list[tuple[dict, str]]) -> dict[str, dict]:
+    """The results of the cells of ``specs`` already on disk, keyed by path."""
+    return {path: r for spec, path in specs if (r := done(path, spec)) is not None}
+
+
+def run_all(specs: list[tuple[dict, str]], workers: int, what: str, compute: Compute,
+            threads: int = 1) -> dict[str, dict]:
+    """Every cell of ``specs`` (reusing finished ones), ``workers`` processes of ``threads`` torch threads at a
+    time, each cell by ``compute`` (see ``run_cell``; a module-level function, so spawned workers can import it);
+    results keyed by path."""
+    results = finished(specs)
+    todo = [(spec, path) for spec, path in specs if path not in results]
+    print(f"{what}: {len(specs)} cells, {len(results)} done before, {len(todo)} to run on {workers} workers",
+          flush=True)
+    start = time.perf_counter()
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=quiet_worker,
+                             initargs=(threads,)) as pool:
+        futures = {pool.submit(run_cell, spec, path, compute): path for spec, path in todo}
+        for i, future in enumerate(as_completed(futures), start=1):
+            path = futures[future]
+            results[path] = future.result()
+            elapsed = time.perf_counter() - start
+            print(f"  [{i}/{len(todo)}] {os.path.relpath(path)} ({results[path]['cell_wall_s']:.0f} s; "
+                  f"{elapsed / 60:.1f} min, about {elapsed / i * (len(todo) - i) / 60:.0f} min left)", flush=True)
+    return results
+
+
+def log_invocation(path: str, argv: list[str], start: float, workers: int) -> None:
+    """One line per training invocation appended to ``path`` (a study's ``invocations.jsonl``): what the study cost
+    in wall time since ``start`` (a ``time.perf_counter()`` reading)."""
+    append_jsonl(path, [{"argv": argv, "wall_s": time.perf_counter() - start, "workers": workers}])
