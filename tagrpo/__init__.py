@@ -16,4 +16,8 @@ Shape alphabet used in every ``# (...)`` comment of the package:
 
 __version__ = "0.1.0"
 
-import tagrpo.toy.plugins  # noqa: E402, F401  the toy world's benchmark, question source and rephrase backend
+from tagrpo.common.registry import declare_plugins  # noqa: E402
+
+# The toy world's benchmark, question source and rephrase backend: imported by the registries on their first use,
+# not here, so that importing the package (or tagrpo.core) loads neither the toy world nor the rephraser.
+declare_plugins("tagrpo.toy.plugins")

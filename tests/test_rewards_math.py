@@ -331,3 +331,11 @@ def test_boxed_or_last_number_reads_a_box_first_then_the_last_number():
     # a box decides when there is one (8 is wrong even though 7 follows); else the last number does
     assert boxed_or_last_number(responses, ["7"] * 5) == [1.0, 0.0, 0.0, 1.0, 0.0]
     assert math_reward(responses, ["7"] * 5) == [0.0] * 5  # the math reward itself is unchanged
+
+
+def test_threads_asking_at_once_each_get_their_own_scores_in_order():
+    """Calls that wait while a round runs are scored together in the next; each call gets back its own part."""
+    calls = [([f"\\boxed{{{i}}}", f"\\boxed{{{i + 1}}}", "none"], [str(i), str(i), str(i)]) for i in range(24)]
+    with VerifierPool(workers=1, timeout=2.0) as pool, ThreadPoolExecutor(8) as threads:
+        scores = list(threads.map(lambda call: pool.map(*call), calls))
+    assert scores == [[1.0, 0.0, 0.0]] * 24

@@ -24,6 +24,7 @@ from typing import Any
 
 from tagrpo.common.errors import InputError
 from tagrpo.common.modes import check_mode
+from tagrpo.common.registry import Registry
 from tagrpo.data.answers import extract_boxed
 from tagrpo.data.jsonl import jsonl_rows
 from tagrpo.data.loaders import hub_offline as _offline
@@ -83,8 +84,8 @@ _SPECS = (
 BENCHMARKS: dict[str, BenchmarkSpec] = {spec.name: spec for spec in _SPECS}
 BENCHMARK_NAMES = tuple(BENCHMARKS)
 # Benchmarks built into the package rather than read from files: name -> loader(limit=...) -> rows, filled by
-# register_benchmark (the toy world's: tagrpo.toy.plugins, imported with the package).
-BUILTINS: dict[str, Callable[..., list[dict]]] = {}
+# register_benchmark (the toy world's: a plug-in, imported on the registry's first use, see tagrpo.common.registry).
+BUILTINS: Registry[Callable[..., list[dict]]] = Registry()
 
 
 def register_benchmark(name: str, loader: Callable[..., list[dict]]) -> None:

@@ -1,4 +1,5 @@
-"""Backends that answer rephrasing (and solver) requests, the request budget, and the registry of backends.
+"""Backends that answer rephrasing (and solver) requests and the registry of backends (the requests, replies and
+budget they share: :mod:`tagrpo.rephrase.protocol`).
 
 Every backend has ``kind``, ``model`` and ``async run(requests, emit, budget)``: it answers the requests it can
 and calls ``emit(request, completion, error)`` for each as soon as it is done (``error`` is a short reason when
@@ -9,7 +10,8 @@ stops issuing when the budget says no; requests already in flight finish.
 
 - ``openai`` (:class:`tagrpo.rephrase.client.OpenAIBackend`): any OpenAI-compatible server, asynchronous;
 - ``transformers`` (:class:`TransformersBackend`): a local model, batched ``generate``;
-- others added with :func:`register_backend` (the embedded world's ``rule`` backend: ``tagrpo.toy.plugins``).
+- others added with :func:`register_backend` (the embedded world's ``rule`` backend: ``tagrpo.toy.plugins``, a
+  plug-in the registry imports on its first use, see :mod:`tagrpo.common.registry`).
 """
 
 from __future__ import annotations
@@ -17,94 +19,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tagrpo.common.errors import InputError
+from tagrpo.common.registry import Registry
 from tagrpo.rephrase.checks import CheckResult
+from tagrpo.rephrase.protocol import Budget, Completion, Emit, Request
 
 logger = logging.getLogger(__name__)
 DUMMY_KEY = "EMPTY"
-
-
-def official_api(base_url: str | None) -> bool:
-    """Whether requests go to OpenAI's own API (no base URL, or one on api.openai.com)."""
-    return base_url is None or "api.openai.com" in base_url
-
-
-@dataclass
-class Request:
-    """One request: ``kind`` is ``rephrase`` or ``solve``; ``text`` is the question it transforms or answers."""
-
-    key: str
-    row_id: str
-    kind: str
-    transform: str
-    variant: int
-    text: str
-    messages: list[dict[str, str]]
-
-
-@dataclass
-class Completion:
-    text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-Emit = Callable[[Request, "Completion | None", "str | None"], None]
-
-
-@dataclass
-class Budget:
-    """Counters of requests, tokens and cost, and the limits that stop new requests (None: no limit).
-
-    Every request sent counts, retries included. Cost is ``prompt_tokens * price_in + completion_tokens *
-    price_out`` per million tokens, from each reply's ``usage``; it is known only when a reply arrives, so the
-    requests in flight when ``max_cost`` is reached may add to it.
-    """
-
-    max_requests: int | None = None
-    max_cost: float | None = None
-    price_in: float = 0.0
-    price_out: float = 0.0
-    priced: bool = True  # False: no known price, the cost is reported as None
-    requests: int = 0
-    retries: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    stopped: str | None = None
-    errors: Counter = field(default_factory=Counter)
-
-    def acquire(self) -> bool:
-        """Count one more request, or return False (and record why) once a limit is reached."""
-        if self.stopped is None and self.max_requests is not None and self.requests >= self.max_requests:
-            self.stopped = f"max_requests={self.max_requests} reached"
-        if self.stopped is None and self.max_cost is not None and self.cost >= self.max_cost:
-            self.stopped = f"max_cost=${self.max_cost:g} reached (spent ${self.cost:.4f})"
-        if self.stopped is not None:
-            return False
-        self.requests += 1
-        return True
-
-    def record(self, completion: Completion) -> None:
-        self.prompt_tokens += completion.prompt_tokens
-        self.completion_tokens += completion.completion_tokens
-        self.cost += (completion.prompt_tokens * self.price_in + completion.completion_tokens * self.price_out) / 1e6
-
-    def counts(self) -> dict[str, Any]:
-        return {
-            "requests": self.requests,
-            "retries": self.retries,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "cost_usd": round(self.cost, 6) if self.priced else None,
-            "budget_stopped": self.stopped,
-            "request_errors": dict(self.errors),
-        }
 
 
 class Backend(Protocol):
@@ -223,7 +148,7 @@ class BackendSpec:
     self_solving: bool = False
 
 
-BACKENDS: dict[str, BackendSpec] = {"openai": BackendSpec(_openai), "transformers": BackendSpec(_transformers)}
+BACKENDS: Registry[BackendSpec] = Registry({"openai": BackendSpec(_openai), "transformers": BackendSpec(_transformers)})
 
 
 def register_backend(

@@ -38,7 +38,7 @@ import time
 from collections.abc import Sequence
 from urllib.parse import quote
 
-from tagrpo.rephrase.backends import Budget, Completion, Emit, Request, official_api
+from tagrpo.rephrase.protocol import Budget, Completion, Emit, Request, official_api
 
 logger = logging.getLogger(__name__)
 JOB_HEADER = "X-TAGRPO-Job"

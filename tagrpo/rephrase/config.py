@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from tagrpo.common.errors import InputError
 from tagrpo.common.fields import helped
 from tagrpo.common.modes import check_mode
-from tagrpo.rephrase.backends import BACKENDS, official_api
+from tagrpo.common.registry import Registry
+from tagrpo.rephrase.backends import BACKENDS
+from tagrpo.rephrase.protocol import official_api
 from tagrpo.rephrase.report import check_out_path
 from tagrpo.rephrase.templates import type_plan
 
@@ -18,7 +20,7 @@ KNOWN_PRICES = {"gpt-4-turbo": (10.0, 30.0), "gpt-4o": (2.5, 10.0), "gpt-4o-mini
 CANONICAL = ("id", "prompt", "answer", "rephrasings", "rephrasing_provenance")
 TOKEN_LIMIT_PARAMS = ("auto", "max_tokens", "max_completion_tokens", "both")
 # Question sets of ``--data NAME`` besides the benchmarks: name -> rows(limit, seed), see register_source.
-SOURCES: dict[str, Callable[[int | None, int], list[dict]]] = {}
+SOURCES: Registry[Callable[[int | None, int], list[dict]]] = Registry()
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """Verifiable rewards shared by training and evaluation.
 
 ``math_reward`` / ``is_correct``: the last boxed answer against the reference under math-verify (gold first);
-``MathReward`` / ``verify_many``: the same in worker processes with a per-answer wall-clock timeout (verl's
-threaded reward uses ``verify_many``);
+``MathReward`` / ``verify_many`` / ``VerifierPool``: the same in worker processes with a per-answer wall-clock
+timeout (verl's threaded reward uses ``verify_many``); they live in ``tagrpo.rewards.parallel``, imported on first
+use of one of these names, as only that reward and the throughput benchmark need the process pool;
 ``choice_reward`` / ``is_choice_correct``: a boxed option letter (GPQA-Diamond);
 ``boxed_or_last_number``: the math reward when a box is given, else the last number written (for small models).
 ``get_reward(name)`` looks one up in ``REWARDS``.
@@ -20,7 +21,8 @@ from tagrpo.rewards.math import (
     normalize_answer,
     strip_units,
 )
-from tagrpo.rewards.parallel import MathReward, VerifierPool, verify_many
+
+_PARALLEL = ("MathReward", "VerifierPool", "verify_many")  # names of tagrpo.rewards.parallel, loaded on first use
 
 REWARDS = {"math": math_reward, "choice": choice_reward, "boxed_or_last_number": boxed_or_last_number}
 CHECKS = {  # per-response checks behind the reward functions
@@ -40,6 +42,14 @@ def get_reward_check(name: str):
     from tagrpo.common.modes import check_mode
 
     return CHECKS[check_mode("reward", name, tuple(CHECKS))]
+
+
+def __getattr__(name: str):
+    if name in _PARALLEL:
+        from tagrpo.rewards import parallel
+
+        return getattr(parallel, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -14,10 +14,11 @@ all inside one long C call (a huge integer power). Here each answer is checked i
   (``tagrpo/unscorable``). ``VerifierPool.unscorable`` counts them too.
 
 Results come back in input order. Items travel in chunks, so the per-item deadline costs no extra round trips.
-Calls from several threads take turns (``map`` holds a lock). ``verify_many`` keeps one pool per (workers,
-timeout) for the life of the process: it is the bounded math check of verl's threaded reward
-(``tagrpo.integrations.verl.reward``) and of ``benchmarks/reward_throughput.py``. As with any
-``spawn``/``forkserver`` pool, workers import the ``__main__`` script: guard its entry point with
+Calls from several threads are scored in rounds: those that arrive while a round runs are scored together in the
+next one, so threads that ask for one answer each (verl's reward loop) still share chunks and workers.
+``verify_many`` keeps one pool per (workers, timeout) for the life of the process: it is the bounded math check of
+verl's threaded reward (``tagrpo.integrations.verl.reward``) and of ``benchmarks/reward_throughput.py``. As with
+any ``spawn``/``forkserver`` pool, workers import the ``__main__`` script: guard its entry point with
 ``if __name__ == "__main__":``.
 """
 
@@ -32,7 +33,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from tagrpo.rewards.math import completion_text, is_correct
@@ -118,7 +119,9 @@ class VerifierPool:
         self.timeout, self.grace, self.check = float(timeout), float(grace), check
         self.restarts = self.unscorable = 0
         self._executor = self._slots = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held by the call that is scoring a round
+        self._waiting: list[tuple[list, list, Future]] = []  # calls not yet in a round
+        self._waiting_lock = threading.Lock()
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
@@ -166,21 +169,47 @@ class VerifierPool:
         self.close()
 
     def __getstate__(self):
-        return {**self.__dict__, "_executor": None, "_slots": None, "_lock": None}
+        return {**self.__dict__, "_executor": None, "_slots": None, "_lock": None, "_waiting": [],
+                "_waiting_lock": None}
 
     def __setstate__(self, state):
-        self.__dict__.update(state, _lock=threading.Lock())
+        self.__dict__.update(state, _lock=threading.Lock(), _waiting_lock=threading.Lock())
 
     def map(self, responses: Sequence[str], golds: Sequence) -> list[float]:
-        """Scores (1.0 / 0.0, NaN when unscorable) of ``responses`` against ``golds``, in input order."""
+        """Scores (1.0 / 0.0, NaN when unscorable) of ``responses`` against ``golds``, in input order.
+
+        Calls from several threads share the workers in rounds: the calls that arrive while a round runs wait, and
+        the first of them to get the pool scores all their pairs together in the next round, in chunks.
+        """
         if len(responses) != len(golds):
             raise ValueError(f"{len(responses)} responses but {len(golds)} golds")
+        call: Future = Future()
+        with self._waiting_lock:
+            self._waiting.append((list(responses), list(golds), call))
         with self._lock:
-            scores: list[float | None] = [None] * len(responses)
-            retried: set[int] = set()
+            if not call.done():  # else a round of another thread's has scored this call
+                with self._waiting_lock:
+                    calls, self._waiting = self._waiting, []
+                self._round(calls)
+        return call.result()
+
+    def _round(self, calls: list[tuple[list, list, Future]]) -> None:
+        """Score the pairs of ``calls`` at once and hand each call its scores (or the error that stopped them)."""
+        responses = [response for batch, _, _ in calls for response in batch]
+        golds = [gold for _, batch, _ in calls for gold in batch]
+        scores: list[float | None] = [None] * len(responses)
+        retried: set[int] = set()
+        try:
             while pending := [i for i, s in enumerate(scores) if s is None]:
                 self._run(pending, responses, golds, scores, retried)
-            return scores
+        except BaseException as error:  # every waiting call raises it, the one that ran the round included
+            for _, _, call in calls:
+                call.set_exception(error)
+            return
+        start = 0
+        for batch, _, call in calls:
+            call.set_result(scores[start : start + len(batch)])
+            start += len(batch)
 
     def _run(self, pending: list[int], responses, golds, scores: list, retried: set[int]) -> None:
         """Submit ``pending`` items in chunks and fill ``scores`` until all are done, one hangs or a worker dies.

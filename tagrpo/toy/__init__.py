@@ -1,7 +1,7 @@
 """The embedded world's building blocks: a local character tokenizer and tiny causal LMs.
 
-They load on first use, with torch and transformers: ``import tagrpo`` imports this package to register the
-world (:mod:`tagrpo.toy.plugins`), which needs neither.
+They load on first use, with torch and transformers. The world's entries in the package's registries
+(:mod:`tagrpo.toy.plugins`, which the registries import on their first use) need neither.
 """
 
 __all__ = ["ARCHITECTURES", "build_char_tokenizer", "build_tiny_model"]

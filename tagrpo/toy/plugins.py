@@ -1,4 +1,5 @@
-"""The toy world's entries in the package's registries, made when ``tagrpo`` is imported (``tagrpo/__init__.py``):
+"""The toy world's entries in the package's registries. ``tagrpo/__init__.py`` declares this module a plug-in, and
+the registries import it the first time one of them is used (:mod:`tagrpo.common.registry`), not with the package:
 
 - the benchmark ``toy_world`` (``load_benchmark("toy_world")``, ``tagrpo eval --benchmarks toy_world``): q0 of
   64 held-out problems (:func:`tagrpo.toy.world.benchmark_rows`);

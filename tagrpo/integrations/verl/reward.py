@@ -5,11 +5,13 @@ Configure it with ``reward.custom_reward_function.path=pkg://tagrpo.integrations
 ``compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=..., **extra)`` for every
 response. ``data_source`` ``tagrpo/choice`` scores a boxed option letter (GPQA-style); anything else is math.
 
-verl calls it from a thread pool, where math-verify's signal-based timeouts cannot work. Off the main thread a
-math answer is therefore checked by ``tagrpo.rewards.verify_many``: in a worker process (one per process that
-scores, shared by its threads, which take turns) under a wall-clock deadline of ``TIMEOUT_S`` seconds. An answer
-that runs past it, or that kills its worker twice, is wrong. In the main thread ``is_correct`` runs with
-math-verify's own timeouts. The reward returns a dict, so verl logs ``acc`` as it does for its own.
+verl calls it from a thread pool, one response per call (its reward loop has no batch entry point), where
+math-verify's signal-based timeouts cannot work. Off the main thread a math answer is therefore checked by
+``tagrpo.rewards.parallel.verify_many``: in a worker process (one per process that scores, shared by its threads:
+the answers that wait while it is busy are sent together in its next round) under a wall-clock deadline of
+``TIMEOUT_S`` seconds. An answer that runs past it, or that kills its worker twice, is wrong. In the main thread
+``is_correct`` runs with math-verify's own timeouts. The reward returns a dict, so verl logs ``acc`` as it does for
+its own.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from tagrpo.rewards import is_choice_correct, is_correct, verify_many
+from tagrpo.rewards import is_choice_correct, is_correct
+from tagrpo.rewards.parallel import verify_many
 
 CHOICE_SOURCES = ("tagrpo/choice",)
 TIMEOUT_S = 5.0
