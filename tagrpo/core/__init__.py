@@ -1,7 +1,16 @@
 """Pure TA-GRPO mathematics: tensors and numbers in, tensors out. No trainer, config or distributed code."""
 
 from tagrpo.common.modes import check_mode
-from tagrpo.core.advantages import SCALES, SCOPES, group_diagnostics, pooled_advantages, uniform_groups
+from tagrpo.core.advantages import (
+    GATES,
+    SCALES,
+    SCOPES,
+    all_wrong,
+    group_diagnostics,
+    pooled_advantages,
+    shaped_advantages,
+    uniform_groups,
+)
 from tagrpo.core.anchoring import (
     ANCHOR_ALIASES,
     ANCHORS,
@@ -27,11 +36,13 @@ __all__ = [
     "ANCHOR_ALIASES",
     "ANCHORS",
     "ENGINE_CORRECTIONS",
+    "GATES",
     "IS_MODES",
     "SCALES",
     "SCOPES",
     "AnchoredPrompts",
     "aggregate",
+    "all_wrong",
     "anchor_variants",
     "check_mode",
     "clipped_surrogate",
@@ -46,5 +57,6 @@ __all__ = [
     "pooled_advantages",
     "resolve_anchor",
     "select_prompt_tokens",
+    "shaped_advantages",
     "uniform_groups",
 ]

@@ -8,6 +8,7 @@ from tagrpo.common.modes import check_mode
 
 SCOPES = ("pool", "variant")
 SCALES = ("std", "none")
+GATES = ("none", "q0_all_wrong")
 
 
 def _group_stats(grouped: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -65,6 +66,50 @@ def pooled_advantages(
     adv = centered if scale == "none" else centered / (std + eps)  # (B, H, M)
     adv = torch.where(valid & ~uniform, adv, torch.zeros_like(adv))  # (B, H, M)
     return adv.reshape(b, v, g)
+
+
+def all_wrong(rewards: torch.Tensor) -> torch.Tensor:
+    """(B,) whether each (B, G) group has at least one valid reward and every valid reward is 0."""
+    valid = ~torch.isnan(rewards)  # (B, G)
+    return valid.any(-1) & torch.where(valid, rewards == 0, torch.ones_like(valid)).all(-1)  # (B,)
+
+
+def shaped_advantages(
+    rewards: torch.Tensor,
+    scope: str = "pool",
+    scale: str = "std",
+    eps: float = 1e-6,
+    gate: str = "none",
+    rephrased_weight: float = 1.0,
+) -> torch.Tensor:
+    """:func:`pooled_advantages`, then gated by q0's group and with the rephrased rows weighted.
+
+    Args:
+        rewards: (B, N+1, G) rewards, ``rewards[:, 0]`` the original question's (NaN: unscorable).
+        scope, scale, eps: as in :func:`pooled_advantages`.
+        gate: ``"none"``: every question as ``scope`` says. ``"q0_all_wrong"`` (gated pools): a question whose q0
+            group is all wrong (:func:`all_wrong`) keeps its ``scope`` advantages; any other question's q0 rows
+            are normalised over q0's own G as GRPO would, and its rephrased rows get 0 (they carry no signal).
+        rephrased_weight: multiplies the advantages of the rephrased rows (variants 1..N); with the clipped
+            surrogate and no KL this weights their loss terms by it (a positive factor passes through the min
+            and the clip). 1 is TA-GRPO, 0 keeps only q0's rows' signal.
+
+    Returns:
+        (B, N+1, G) advantages.
+    """
+    check_mode("gate", gate, GATES)
+    if rephrased_weight < 0:
+        raise ValueError(f"rephrased_weight must be >= 0, got {rephrased_weight}")
+    adv = pooled_advantages(rewards, scope=scope, scale=scale, eps=eps)  # (B, N+1, G)
+    if gate == "q0_all_wrong":
+        rewards = rewards if rewards.is_floating_point() else rewards.float()
+        own = torch.zeros_like(adv)  # (B, N+1, G)
+        own[:, :1] = pooled_advantages(rewards[:, :1], scope="variant", scale=scale, eps=eps)  # (B, 1, G)
+        open_pool = all_wrong(rewards[:, 0])[:, None, None]  # (B, 1, 1)
+        adv = torch.where(open_pool, adv, own)  # (B, N+1, G)
+    weight = torch.full((adv.shape[1],), float(rephrased_weight), dtype=adv.dtype, device=adv.device)  # (N+1,)
+    weight[0] = 1.0
+    return adv * weight[None, :, None]  # (B, N+1, G)
 
 
 def group_diagnostics(rewards: torch.Tensor) -> dict[str, float]:
