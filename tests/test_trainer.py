@@ -155,6 +155,10 @@ def test_bad_input_fails_before_training(model_dirs, tmp_path):
         from tagrpo.trainer import TAGRPOTrainer
 
         TAGRPOTrainer(model_dirs["qwen3"], [hash_reward], args=GRPOConfig(output_dir=str(tmp_path), use_cpu=True))
+    with pytest.raises(ValueError, match=r"^pool_mode='history' needs tagrpo.trainer.adaptive.AdaptiveTAGRPOTrainer "
+                                         r"\(tagrpo.trainer.run.trainer_class picks it from the config\); "
+                                         r"TAGRPOTrainer trains full pools$"):
+        TAGRPOTrainer(model_dirs["qwen3"], [hash_reward], args=make_config(tmp_path, pool_mode="history"))
 
 
 def test_pool_split_is_detected():

@@ -7,7 +7,8 @@ from contextlib import contextmanager
 
 from datasets import Dataset
 
-from tagrpo.trainer import TAGRPOConfig, TAGRPOTrainer
+from tagrpo.trainer import TAGRPOConfig
+from tagrpo.trainer.run import trainer_class
 
 
 def hash_reward(completions, **kwargs):
@@ -41,7 +42,7 @@ def make_trainer(model_dir, rows, out, reward=hash_reward, **overrides):
 
     tok = AutoTokenizer.from_pretrained(model_dir)
     args = make_config(out, **overrides)
-    return TAGRPOTrainer(
+    return trainer_class(args)(
         model=model_dir,
         reward_funcs=[reward],
         args=args,

@@ -1,10 +1,12 @@
-"""Checks that a library still has the private names, signatures and code shapes a subclass relies on.
+"""Checks that a library still has the private names, signatures and results a subclass relies on.
 
 TAGRPOTrainer (TRL) and TAGRPORayTrainer (verl) override private methods and read private state. When a release
 renames one, the symptom is an unpack error deep in a step or an override that is silently never called. The
 contract of each subclass (``tagrpo.trainer.contract``, ``tagrpo.integrations.verl.contract``) is a list of
 ``Clause`` checks; ``enforce`` runs them when the trainer is built and fails with one sentence per broken clause,
-naming what changed. Each check reads only signatures and source text: cheap, and no model is needed.
+naming what changed. The build-time checks are cheap: names, signatures (``method``, ``attribute``) and, for verl
+only, source text (``mentions``). The number of values a method returns is checked where tagrpo receives them
+(``arity``); what TRL's methods return and do is checked by running them (``tagrpo.trainer.contract.behaviour``).
 """
 
 from __future__ import annotations
@@ -46,27 +48,6 @@ def method(owner: object, name: str, params: Iterable[str], label: str) -> Claus
     return Clause(f"{label}.{name}{params}", check)
 
 
-def returns(owner: type, name: str, fields: tuple[str, ...], label: str) -> Clause:
-    """The last ``return`` of ``owner.name`` returns exactly the names ``fields``, in this order."""
-
-    def check() -> str | None:
-        func = getattr(owner, name, None)
-        if func is None:
-            return f"{label}'s `{name}` is gone"
-        lines = [line.strip() for line in _source(func).splitlines() if line.strip().startswith("return ")]
-        if not lines:
-            return f"{label}'s `{name}` no longer ends in a return statement"
-        got = tuple(part.strip() for part in lines[-1][len("return ") :].split(","))
-        if got != fields:
-            return (
-                f"{label}'s `{name}` now returns {len(got)} fields ({', '.join(got)}); tagrpo expects {len(fields)}: "
-                f"({', '.join(fields)})"
-            )
-        return None
-
-    return Clause(f"{label}.{name} returns {fields}", check)
-
-
 def mentions(owner: type, name: str, snippets: Iterable[str], label: str, meaning: str) -> Clause:
     """The source of ``owner.name`` contains every one of ``snippets`` (``meaning`` says why tagrpo needs it)."""
     snippets = tuple(snippets)
@@ -83,6 +64,23 @@ def mentions(owner: type, name: str, snippets: Iterable[str], label: str, meanin
         return None
 
     return Clause(f"{label}.{name} mentions {snippets}", check)
+
+
+def arity_problem(result: object, fields: tuple[str, ...], label: str, name: str) -> str | None:
+    """None when ``result`` is a tuple of ``len(fields)`` values, else the sentence saying what ``name`` now returns."""
+    if isinstance(result, tuple) and len(result) == len(fields):
+        return None
+    found = f"{len(result)} values" if isinstance(result, tuple) else f"a {type(result).__name__}"
+    return f"{label}'s `{name}` now returns {found}; tagrpo expects {len(fields)}: ({', '.join(fields)})"
+
+
+def arity(result: object, fields: tuple[str, ...], label: str, name: str) -> tuple:
+    """``result`` (what ``label``'s ``name`` returned), checked to be a tuple of the values ``fields``; a
+    ``ContractError`` naming the change otherwise, before an unpack fails somewhere less clear."""
+    problem = arity_problem(result, fields, label, name)
+    if problem is not None:
+        raise ContractError(problem)
+    return result
 
 
 def attribute(obj: object, name: str, label: str, kind: type | None = None) -> Clause:

@@ -1,4 +1,10 @@
-"""Adaptive pools: a question's rephrasings are sampled only when its own G samples of q0 say nothing.
+"""Adaptive pools, the opt-in ``AdaptiveTAGRPOTrainer``: a question's rephrasings are sampled only when its own G
+samples of q0 say nothing.
+
+``TAGRPOTrainer`` trains full pools and refuses the two modes below; ``AdaptiveTAGRPOTrainer`` adds them through
+its one hook ``_generate_rows`` and its ``_calculate_rewards`` (``tagrpo.trainer.run.trainer_class`` picks the class
+from ``TAGRPOConfig.pool_mode``, which is how ``tagrpo train`` and the adaptive arms of ``tagrpo.experiments.arms``
+get it). Both modes run on one process with transformers generation.
 
 ``pool_mode="adaptive"`` (in-step) decides from this step's samples of q0:
 
@@ -12,15 +18,98 @@ through the loss's forward pass (masked), which costs compute but no generation.
 
 ``pool_mode="history"`` decides from the question's previous visit instead, with one generation call per step:
 a question is expanded when its q0 group was uniform the last time it was drawn, or when it has not been drawn
-yet (``history_choice``); its q0 group of this step then updates the record. Rows, rewards and rollouts are laid
-out and counted as above.
+yet (``history_choice``); its q0 group of this step then updates the record, which checkpoints keep
+(``tagrpo_state.json``). Rows, rewards and rollouts are laid out and counted as above.
 """
 
 from __future__ import annotations
 
 import torch
+from trl import GRPOTrainer
 
-from tagrpo.trainer.seam import Generation
+from tagrpo.core import uniform_groups
+from tagrpo.trainer.config import POOL_MODES, TAGRPOConfig
+from tagrpo.trainer.seam import Generation, StepState
+from tagrpo.trainer.trainer import TAGRPOTrainer
+
+
+class AdaptiveTAGRPOTrainer(TAGRPOTrainer):
+    """``TAGRPOTrainer`` that also trains ``pool_mode="adaptive"`` and ``"history"`` (one process, transformers
+    generation); with ``pool_mode="full"`` it trains as ``TAGRPOTrainer``."""
+
+    POOL_MODES = POOL_MODES
+
+    def __init__(self, model, reward_funcs, args: TAGRPOConfig, train_dataset=None, **kwargs):
+        super().__init__(model, reward_funcs, args, train_dataset=train_dataset, **kwargs)
+        if args.pool_mode != "full" and (self.use_vllm or self.accelerator.num_processes > 1):
+            raise NotImplementedError(f"pool_mode={args.pool_mode!r} runs on one process with transformers generation")
+        self.q0_uniform: dict[str, bool] = {}  # pool_mode="history": question id -> q0 group uniform at last visit
+
+    def _generate_rows(self, generating: list, step: StepState) -> Generation:
+        if self.args.pool_mode == "adaptive":
+            return self._generate_adaptive(generating, step)
+        if self.args.pool_mode == "history":
+            return self._generate_history(generating, step)
+        return super()._generate_rows(generating, step)
+
+    def _generate_adaptive(self, generating, step: StepState) -> Generation:
+        cfg: TAGRPOConfig = self.args
+        first = phase_rows(step.variant_index)
+        phase1 = Generation.from_trl(GRPOTrainer._generate(self, [generating[i] for i in first]))
+        parts = [(first, phase1)]
+        q0 = self._combined(  # (B*G,) phase-1 rewards of q0's samples
+            GRPOTrainer._calculate_rewards(self, [step.inputs[i] for i in first], [generating[i] for i in first],
+                                           phase1.completions, phase1.completion_ids)
+        )
+        uniform = uniform_groups(q0.view(-1, cfg.num_generations)).cpu()  # (B,)
+        second = expansion_rows(step.variant_index, uniform, cfg.pool_size)
+        if second:
+            parts.append((second, Generation.from_trl(GRPOTrainer._generate(self, [generating[i] for i in second]))))
+        return self._merge_partial(generating, parts, uniform, step)
+
+    def _generate_history(self, generating, step: StepState) -> Generation:
+        cfg: TAGRPOConfig = self.args
+        chosen = history_choice(step.keys[:: cfg.pool_size], self.q0_uniform)  # (B,)
+        rows = sorted(phase_rows(step.variant_index) + expansion_rows(step.variant_index, chosen, cfg.pool_size))
+        part = Generation.from_trl(GRPOTrainer._generate(self, [generating[i] for i in rows]))
+        return self._merge_partial(generating, [(rows, part)], chosen, step)
+
+    def _merge_partial(self, generating, parts, expanded: torch.Tensor, step: StepState) -> Generation:
+        """One generation from the ``(row indices, Generation)`` parts of an adaptive step; records which rows
+        were generated and the share of questions expanded (``expanded`` is (B,) bool)."""
+        generated = torch.zeros(len(generating), dtype=torch.bool)  # (R,)
+        for indices, _ in parts:
+            generated[indices] = True
+        step.generated = generated
+        self._metrics["train"]["tagrpo/expanded"].append(expanded.float().mean().item())
+        empty = [{"role": "assistant", "content": ""}] if isinstance(generating[0], list) else ""
+        return merge(parts, len(generating), empty, self.text_tokenizer.eos_token_id)
+
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)  # (R_all, F)
+        step = self._tagrpo_step
+        if step is None:
+            return rewards
+        generated = step.need("generated")  # (R,) adaptive pools run on one process: R == R_all
+        if not generated.all():
+            rewards[~generated.to(rewards.device)] = torch.nan  # rows never generated
+        if self.args.pool_mode == "history":
+            self._remember_q0(step.keys[:: self.args.pool_size], rewards)
+        return rewards
+
+    def _remember_q0(self, question_keys: list[str], per_func: torch.Tensor) -> None:
+        """Record whether each question's q0 group of this step was uniform (``pool_mode="history"``)."""
+        cfg: TAGRPOConfig = self.args
+        q0 = self._combined(per_func).view(-1, cfg.pool_size)[:, : cfg.num_generations]  # (B, G)
+        for key, uniform in zip(question_keys, uniform_groups(q0).tolist(), strict=True):
+            self.q0_uniform[key] = bool(uniform)
+
+    def _tagrpo_state(self) -> dict:
+        return {**super()._tagrpo_state(), "q0_uniform": self.q0_uniform}
+
+    def _restore_tagrpo_state(self, saved: dict) -> None:
+        super()._restore_tagrpo_state(saved)
+        self.q0_uniform = saved.get("q0_uniform", {})
 
 
 def phase_rows(variant_index: torch.Tensor) -> list[int]:

@@ -150,13 +150,24 @@ def build_rows(job: TrainJob, num_rephrasings: int, short: str) -> tuple[list[di
     return formatted, counts
 
 
+def trainer_class(config: TAGRPOConfig) -> type:
+    """The trainer for ``config``: ``TAGRPOTrainer`` for full pools, the opt-in ``AdaptiveTAGRPOTrainer``
+    (``tagrpo.trainer.adaptive``) for ``pool_mode="adaptive"`` or ``"history"``."""
+    if config.pool_mode == "full":
+        from tagrpo.trainer.trainer import TAGRPOTrainer
+
+        return TAGRPOTrainer
+    from tagrpo.trainer.adaptive import AdaptiveTAGRPOTrainer
+
+    return AdaptiveTAGRPOTrainer
+
+
 def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
-    """Train and save the final model to ``output_dir/final``; returns the trainer."""
+    """Train and save the final model to ``output_dir/final``; returns the trainer (``trainer_class(config)``)."""
     from datasets import Dataset
 
     from tagrpo.generation import load_tokenizer
     from tagrpo.models import check_model
-    from tagrpo.trainer.trainer import TAGRPOTrainer
 
     check_model(job.model)
     rows, counts = build_rows(job, config.num_rephrasings, config.short_rephrasings)
@@ -174,7 +185,7 @@ def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
             default=str,
         )
     tokenizer = load_tokenizer(job.model)
-    trainer = TAGRPOTrainer(
+    trainer = trainer_class(config)(
         model=job.model,
         reward_funcs=[get_reward(job.reward)],
         args=config,

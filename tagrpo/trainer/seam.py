@@ -1,7 +1,8 @@
 """The one seam between TAGRPOTrainer and TRL's step: TRL's generation result by name, and the step's own state.
 
-TRL's ``GRPOTrainer._generate`` returns an 8-tuple; ``Generation`` names its fields once (``GENERATE_FIELDS``,
-pinned by ``tagrpo.trainer.contract``), and the overrides read and build it by name, never by position.
+TRL's ``GRPOTrainer._generate`` returns an 8-tuple; ``Generation`` names its fields once (``GENERATE_FIELDS``: their
+number checked on every call, what each holds by ``tagrpo.trainer.contract.behaviour``), and the overrides read
+and build it by name, never by position.
 
 TRL's ``_generate_and_score_completions`` calls ``_generate`` and ``_calculate_rewards`` from inside itself, with
 arguments TRL chooses. The state those overrides need (which variant generates each row, the pool's prompts) and
@@ -17,7 +18,7 @@ from typing import Any
 
 import torch
 
-from tagrpo.common.contracts import ContractError
+from tagrpo.common.contracts import ContractError, arity
 
 GENERATE_FIELDS = (
     "prompt_ids", "completion_ids", "tool_mask", "completions", "logprobs", "extra_fields", "images", "tool_images",
@@ -39,13 +40,7 @@ class Generation:
 
     @classmethod
     def from_trl(cls, result: tuple) -> Generation:
-        if not isinstance(result, tuple) or len(result) != len(GENERATE_FIELDS):
-            size = len(result) if isinstance(result, tuple) else type(result).__name__
-            raise ContractError(
-                f"TRL's `_generate` now returns {size} fields; tagrpo expects {len(GENERATE_FIELDS)}: "
-                f"({', '.join(GENERATE_FIELDS)})"
-            )
-        return cls(*result)
+        return cls(*arity(result, GENERATE_FIELDS, "TRL's GRPOTrainer", "_generate"))
 
     def to_trl(self) -> tuple:
         return tuple(getattr(self, f.name) for f in fields(self))

@@ -20,20 +20,25 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
 6. Each step logs the pool and original-only diagnostics, the mean reward per variant, the rollouts spent,
    tokens/s and the share of unscorable rows (every reward NaN: advantage 0) to the console, ``report_to``
    and ``metrics.jsonl``.
-7. ``pool_mode="adaptive"`` generates in two phases (``tagrpo.trainer.adaptive``): q0's G samples, then the
-   rephrasings of the questions whose q0 group is uniform; ``pool_mode="history"`` generates in one call q0's
-   samples and the rephrasings of the questions whose q0 group was uniform at their last visit (or that were
-   not drawn before). Rows not generated get no loss and reward NaN.
-8. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen, the history mode's record of
-   uniform q0 groups), restored on resume, so that ``tagrpo/rollouts``, tokens/s and the history continue.
+7. ``pool_mode="adaptive"`` and ``"history"`` (generate a question's rephrasings only when its q0 group is, or was,
+   uniform) are the opt-in subclass ``tagrpo.trainer.adaptive.AdaptiveTAGRPOTrainer``, through the one hook
+   ``_generate_rows``; ``tagrpo.trainer.run.trainer_class`` picks it from the config and this class refuses
+   those modes with a sentence naming it.
+8. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen, and what a subclass adds), restored
+   on resume, so that ``tagrpo/rollouts`` and tokens/s continue (``tagrpo.trainer.checkpoint``: a callback and
+   ``train``, no private checkpoint method).
 9. Speed, both switchable: on the CPU, TRL's fused LM head scores only the completion positions, as it does on
    CUDA (``cpu_completion_scoring``, ``tagrpo.trainer.compact``: the same log-probs, without the prompt positions'
    vocabulary projections); transformers generation runs under the trainer's autocast, the precision the loss is
    computed in (``generation_autocast``; TRL generates in the weights' full precision).
-10. TRL's internals that the overrides rely on are checked when the trainer is built
-   (``tagrpo.trainer.contract``): a renamed method, a changed signature or a ``_generate`` result of another length
-   fails with a ``ContractError`` naming it. The overrides exchange the step's state through one
-   ``tagrpo.trainer.seam.StepState`` and read TRL's generation result by name (``Generation``).
+10. The TRL internals relied on are few: the overrides ``_generate_and_score_completions``, ``_generate``,
+   ``_calculate_rewards`` and ``_get_per_token_logps_and_entropies``, the call ``_tokenize_prompts``, the buffers
+   ``_metrics`` and ``_logs`` and ``trl.trainer.utils._use_triton`` (``tagrpo.trainer.contract``). Their names and
+   signatures are checked when the trainer is built, the number of values each returns where tagrpo receives
+   them, and what they return and do by ``tagrpo.trainer.contract.behaviour`` on a tiny TRL run
+   (``tests/test_trl_contract.py``); each fails with a ``ContractError`` naming what changed. The overrides
+   exchange the step's state through one ``tagrpo.trainer.seam.StepState`` and read TRL's generation result by
+   name (``Generation``).
 11. With several processes, at interpreter exit the trainer drops its distributed wrappers and destroys the
    default process group (``tagrpo.trainer.shutdown``): left alive, gloo's threads can abort the process.
 
@@ -43,8 +48,7 @@ dr_grpo), with the KL weighted by the ratio (``use_bias_correction_kl``, TRL's d
 types are refused. Reward functions and the completions table receive q0 as ``prompts`` for every row, also for
 rows generated from a rephrasing (the reward checks the answer, which is the same). Refused: tools and
 environments (``NotImplementedError``), ``scale_rewards`` other than group or none, multi-objective aggregation
-other than ``sum_then_normalize``; ``pool_mode="adaptive"`` and ``"history"`` also refuse vLLM and several
-processes.
+other than ``sum_then_normalize``.
 
 A train row holds ``prompt`` (q0, text or conversation), ``rephrasings`` (at least N prompts of the same kind),
 an ``id`` (the prompt text is used without one) and whatever the reward functions read (``answer``).
@@ -52,20 +56,20 @@ an ``id`` (the prompt text is used without one) and whatever the reward function
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import time
 from contextlib import nullcontext
 
 import torch
 from accelerate.utils import gather_object
 from rich.console import Console
+from transformers import ProcessorMixin
 from transformers.trainer_callback import PrinterCallback, ProgressCallback
-from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from trl import GRPOTrainer
 from trl.trainer.utils import pad
 
+from tagrpo.common.contracts import arity
+from tagrpo.common.errors import InputError
 from tagrpo.core import (
     engine_correction_plan,
     engine_importance_ratio,
@@ -73,25 +77,30 @@ from tagrpo.core import (
     group_diagnostics,
     pooled_advantages,
     select_prompt_tokens,
-    uniform_groups,
 )
-from tagrpo.trainer.adaptive import expansion_rows, history_choice, merge, phase_rows
+from tagrpo.trainer.checkpoint import CheckpointState, checkpoint_to_resume, read_state
 from tagrpo.trainer.compact import completion_positions_only
 from tagrpo.trainer.config import TAGRPOConfig
-from tagrpo.trainer.contract import TRL_ADVANTAGE_EPS, enforce_trl_contract
+from tagrpo.trainer.contract import LABEL, LOGPS_FIELDS, TOKENIZE_FIELDS, TRL_ADVANTAGE_EPS, enforce_trl_contract
 from tagrpo.trainer.metrics_log import MetricsLogger, RichProgress
 from tagrpo.trainer.seam import Generation, StepState
 from tagrpo.trainer.shutdown import shutdown_distributed_at_exit
 
 logger = logging.getLogger(__name__)
 _CONSOLE = Console(stderr=True)
-STATE_FILE = "tagrpo_state.json"
 
 
 class TAGRPOTrainer(GRPOTrainer):
+    POOL_MODES = ("full",)  # the ``TAGRPOConfig.pool_mode`` values this class trains
+
     def __init__(self, model, reward_funcs, args: TAGRPOConfig, train_dataset=None, **kwargs):
         if not isinstance(args, TAGRPOConfig):
             raise TypeError(f"TAGRPOTrainer needs args=TAGRPOConfig(...), got {type(args).__name__}")
+        if args.pool_mode not in self.POOL_MODES:
+            raise InputError(
+                f"pool_mode={args.pool_mode!r} needs tagrpo.trainer.adaptive.AdaptiveTAGRPOTrainer "
+                f"(tagrpo.trainer.run.trainer_class picks it from the config); {type(self).__name__} trains full pools"
+            )
         _check_rephrasings(train_dataset, args.num_rephrasings)
         super().__init__(model, reward_funcs, args=args, train_dataset=train_dataset, **kwargs)
         enforce_trl_contract(self)
@@ -101,12 +110,10 @@ class TAGRPOTrainer(GRPOTrainer):
             raise NotImplementedError("TAGRPOTrainer does not support tools or environments yet")
         self.num_generations = args.pool_size  # TRL's group (sampler repeats, reward grouping) is the pool
         self._configure_engine_correction()
-        if args.pool_mode != "full" and (self.use_vllm or self.accelerator.num_processes > 1):
-            raise NotImplementedError(f"pool_mode={args.pool_mode!r} runs on one process with transformers generation")
-        self.q0_uniform: dict[str, bool] = {}  # pool_mode="history": question id -> q0 group uniform at last visit
         self._tagrpo_step: StepState | None = None  # set for the duration of a training step
         self.rollouts = 0
-        self._throughput_mark = (time.perf_counter(), 0)
+        self._throughput_mark = (time.perf_counter(), 0)  # restarted by CheckpointState when training begins
+        self.add_callback(CheckpointState(self))
         if args.metrics_jsonl:
             self.add_callback(
                 MetricsLogger(args.output_dir, args.metrics_jsonl, console=_CONSOLE, every=args.console_every)
@@ -157,11 +164,9 @@ class TAGRPOTrainer(GRPOTrainer):
         advantages = self._pool_advantages(len(inputs), generated, step.need("rewards"))  # (R,) or None: TRL's
         if advantages is not None:
             output["advantages"] = advantages
-        if cfg.pool_mode == "history":
-            self._remember_q0(keys[::pool], step.need("rewards"))
         output["variant_index"] = variant_index.to(output["advantages"].device)
         generated = generated.to(output["completion_mask"].device)  # (R,)
-        if not generated.all():  # adaptive pools: rows never generated carry no loss
+        if not generated.all():  # rows never generated (AdaptiveTAGRPOTrainer) carry no loss
             output["completion_mask"] = output["completion_mask"] * generated.unsqueeze(1)
             output["num_items_in_batch"] = self.accelerator.gather(output["completion_mask"].sum()).sum()
         self.rollouts += int(self.accelerator.gather(generated.sum()).sum())
@@ -169,80 +174,32 @@ class TAGRPOTrainer(GRPOTrainer):
         return output
 
     def _generate(self, prompts):
-        step = self._tagrpo_step
-        if step is None:
-            return super()._generate(prompts)
-        generating = [v[n] for v, n in zip(step.variants, step.variant_index.tolist(), strict=True)]
-        if self.args.pool_mode == "adaptive":
-            result = self._generate_adaptive(generating, step)
-        elif self.args.pool_mode == "history":
-            result = self._generate_history(generating, step)
-        else:
-            result = Generation.from_trl(super()._generate(generating))
-            step.generated = torch.ones(len(generating), dtype=torch.bool)  # (R,)
+        with self.accelerator.autocast() if self.args.generation_autocast else nullcontext():
+            step = self._tagrpo_step
+            if step is None:
+                return super()._generate(prompts)
+            generating = [v[n] for v, n in zip(step.variants, step.variant_index.tolist(), strict=True)]
+            pool, self.num_generations = self.num_generations, self.args.num_generations
+            try:  # engines that deduplicate prompts (vLLM server mode) see blocks of G identical prompts per variant
+                result = self._generate_rows(generating, step)
+            finally:
+                self.num_generations = pool
         anchored = self._anchor(step.variants, step.variant_index)
         step.generating_ids = result.prompt_ids
         result.prompt_ids = _unpad(anchored.policy_ids, anchored.policy_mask)
         step.behavior = (anchored.behavior_ids, anchored.behavior_mask)
         return result.to_trl()
 
-    def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, *args, **kwargs):
-        if self._tagrpo_step is not None:
-            # Engines that deduplicate prompts (vLLM server mode) see blocks of G identical prompts per variant.
-            num_generations = self.args.num_generations
-        with self.accelerator.autocast() if self.args.generation_autocast else nullcontext():
-            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations, *args,
-                                                 **kwargs)
-
-    def _generate_adaptive(self, generating, step: StepState) -> Generation:
-        cfg: TAGRPOConfig = self.args
-        first = phase_rows(step.variant_index)
-        phase1 = Generation.from_trl(super()._generate([generating[i] for i in first]))
-        parts = [(first, phase1)]
-        q0 = self._combined(  # (B*G,) phase-1 rewards of q0's samples
-            super()._calculate_rewards([step.inputs[i] for i in first], [generating[i] for i in first],
-                                       phase1.completions, phase1.completion_ids)
-        )
-        uniform = uniform_groups(q0.view(-1, cfg.num_generations)).cpu()  # (B,)
-        second = expansion_rows(step.variant_index, uniform, cfg.pool_size)
-        if second:
-            parts.append((second, Generation.from_trl(super()._generate([generating[i] for i in second]))))
-        return self._merge_partial(generating, parts, uniform, step)
-
-    def _generate_history(self, generating, step: StepState) -> Generation:
-        cfg: TAGRPOConfig = self.args
-        chosen = history_choice(step.keys[:: cfg.pool_size], self.q0_uniform)  # (B,)
-        rows = sorted(phase_rows(step.variant_index) + expansion_rows(step.variant_index, chosen, cfg.pool_size))
-        part = Generation.from_trl(super()._generate([generating[i] for i in rows]))
-        return self._merge_partial(generating, [(rows, part)], chosen, step)
-
-    def _merge_partial(self, generating, parts, expanded: torch.Tensor, step: StepState) -> Generation:
-        """One generation from the ``(row indices, Generation)`` parts of an adaptive step; records which rows
-        were generated and the share of questions expanded (``expanded`` is (B,) bool)."""
-        generated = torch.zeros(len(generating), dtype=torch.bool)  # (R,)
-        for indices, _ in parts:
-            generated[indices] = True
-        step.generated = generated
-        self._metrics["train"]["tagrpo/expanded"].append(expanded.float().mean().item())
-        empty = [{"role": "assistant", "content": ""}] if isinstance(generating[0], list) else ""
-        return merge(parts, len(generating), empty, self._tokenizer.eos_token_id)
-
-    def _remember_q0(self, question_keys: list[str], per_func: torch.Tensor) -> None:
-        """Record whether each question's q0 group of this step was uniform (``pool_mode="history"``)."""
-        cfg: TAGRPOConfig = self.args
-        q0 = self._combined(per_func).view(-1, cfg.pool_size)[:, : cfg.num_generations]  # (B, G)
-        for key, uniform in zip(question_keys, uniform_groups(q0).tolist(), strict=True):
-            self.q0_uniform[key] = bool(uniform)
+    def _generate_rows(self, generating: list, step: StepState) -> Generation:
+        """The hook of the adaptive modes: generate the R rows, row ``i`` from the prompt ``generating[i]``, and set
+        ``step.generated`` (R,) to the rows generated. Here: every row, in one call to TRL's ``_generate``."""
+        step.generated = torch.ones(len(generating), dtype=torch.bool)  # (R,)
+        return Generation.from_trl(super()._generate(generating))
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)  # (R_all, F)
-        step = self._tagrpo_step
-        if step is None:
-            return rewards
-        generated = step.need("generated")  # (R,) adaptive pools run on one process: R == R_all
-        if not generated.all():
-            rewards[~generated.to(rewards.device)] = torch.nan  # rows never generated
-        step.rewards = rewards
+        if self._tagrpo_step is not None:
+            self._tagrpo_step.rewards = rewards
         return rewards
 
     def _combined(self, per_func: torch.Tensor) -> torch.Tensor:
@@ -257,10 +214,11 @@ class TAGRPOTrainer(GRPOTrainer):
         for row in variants:
             for prompt in row:
                 unique.setdefault(_key(prompt), prompt)
-        token_lists, _, _ = self._tokenize_prompts(list(unique.values()))
+        tokenized = self._tokenize_prompts(list(unique.values()))
+        token_lists, _, _ = arity(tokenized, TOKENIZE_FIELDS, LABEL, "_tokenize_prompts")
         ids_of = dict(zip(unique, token_lists, strict=True))
         rows = [torch.tensor(ids_of[_key(p)]) for row in variants for p in row]
-        pad_id = self._tokenizer.pad_token_id
+        pad_id = self.text_tokenizer.pad_token_id
         flat_ids = pad(rows, padding_value=pad_id, padding_side="left")  # (R*(N+1), P)
         flat_mask = pad([torch.ones_like(t) for t in rows], padding_value=0, padding_side="left")  # (R*(N+1), P)
         shape = (len(variants), len(variants[0]), flat_ids.size(1))
@@ -273,7 +231,7 @@ class TAGRPOTrainer(GRPOTrainer):
             old = output["old_per_token_logps"]  # (R, T) on q_n already
         else:
             rows = [torch.tensor(ids) for ids in step.need("generating_ids")]
-            ids = pad(rows, padding_value=self._tokenizer.pad_token_id, padding_side="left")  # (R, P)
+            ids = pad(rows, padding_value=self.text_tokenizer.pad_token_id, padding_side="left")  # (R, P)
             mask = pad([torch.ones_like(t) for t in rows], padding_value=0, padding_side="left")  # (R, P)
             old = self._logps_on(output, ids, mask)  # (R, T): the extra forward pass
         sampling, completion_mask = output["sampling_per_token_logps"], output["completion_mask"]  # (R, T), (R, T)
@@ -300,13 +258,14 @@ class TAGRPOTrainer(GRPOTrainer):
         completion_ids = output["completion_ids"]  # (R, T)
         completion_mask = output["completion_mask"]  # (R, T)
         with torch.no_grad():
-            logps, _, _ = self._get_per_token_logps_and_entropies(
+            result = self._get_per_token_logps_and_entropies(
                 self.model,
                 torch.cat([ids, completion_ids], dim=1),
                 torch.cat([mask, completion_mask], dim=1),
                 completion_ids.size(1),
                 batch_size=self.args.per_device_train_batch_size,
             )
+        logps, _, _ = arity(result, LOGPS_FIELDS, LABEL, "_get_per_token_logps_and_entropies")
         return logps  # (R, T)
 
     def _recomputes_advantages(self) -> bool:
@@ -342,24 +301,24 @@ class TAGRPOTrainer(GRPOTrainer):
         return advantages[start : start + local_rows]  # (R,)
 
     # ---- checkpoints ------------------------------------------------------------------------------------------
-    def _save_checkpoint(self, model, trial):
-        super()._save_checkpoint(model, trial)
-        if self.args.should_save:
-            name = f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
-            folder = os.path.join(self._get_output_dir(trial=trial), name)
-            with open(os.path.join(folder, STATE_FILE), "w", encoding="utf-8") as f:
-                json.dump({"rollouts": self.rollouts, "tokens_seen": self.state.num_input_tokens_seen,
-                           "q0_uniform": self.q0_uniform}, f)
+    def train(self, resume_from_checkpoint=None, *args, **kwargs):
+        saved = read_state(checkpoint_to_resume(resume_from_checkpoint, self.args.output_dir))
+        if saved is not None:
+            self._restore_tagrpo_state(saved)
+        return super().train(resume_from_checkpoint, *args, **kwargs)
 
-    def _load_optimizer_and_scheduler(self, checkpoint):
-        super()._load_optimizer_and_scheduler(checkpoint)
-        path = os.path.join(checkpoint, STATE_FILE) if checkpoint else None
-        if path and os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                saved = json.load(f)
-            self.rollouts = saved["rollouts"]
-            self.q0_uniform = saved.get("q0_uniform", {})
-            self._throughput_mark = (time.perf_counter(), saved["tokens_seen"])
+    def _tagrpo_state(self) -> dict:
+        """What ``tagrpo_state.json`` holds (``tagrpo.trainer.checkpoint``); subclasses add their own keys."""
+        return {"rollouts": self.rollouts, "tokens_seen": self.state.num_input_tokens_seen}
+
+    def _restore_tagrpo_state(self, saved: dict) -> None:
+        self.rollouts = saved["rollouts"]
+
+    @property
+    def text_tokenizer(self):
+        """The tokenizer of ``processing_class`` (a processor's own tokenizer for vision-language models)."""
+        processing = self.processing_class
+        return processing.tokenizer if isinstance(processing, ProcessorMixin) else processing
 
     def log(self, logs, start_time=None):
         if self.model.training:
