@@ -29,6 +29,11 @@ def test_every_arm_at_the_default_preset():
         "ta_grpo_control": 12800,
         "ta_grpo_adaptive": 12800,  # at most: the rephrasings of questions whose q0 group is mixed are skipped
         "ta_grpo_history": 12800,  # at most, likewise from each question's previous visit
+        "ta_grpo_gated": 12800,  # every pool is sampled; only where q0 is all wrong do its rephrasings count
+        "ta_grpo_w25": 12800,
+        "ta_grpo_w50": 12800,
+        "ta_grpo_kl": 12800,
+        "ta_grpo_variant": 12800,
     }
     modes = {k: (v["num_rephrasings"], v["advantage_scope"], v["anchor"], v["plan"]) for k, v in got.items()}
     assert modes["augmentation"] == (3, "variant", "none", "main")  # MathForge-style: independent prompts
@@ -38,6 +43,10 @@ def test_every_arm_at_the_default_preset():
     assert modes["ta_grpo_behavior"] == (3, "pool", "behavior", "main")  # the ratio's old policy on q_n
     assert got["ta_grpo_adaptive"]["pool_mode"] == "adaptive" and got["ta_grpo"]["pool_mode"] == "full"
     assert got["ta_grpo_history"]["pool_mode"] == "history"
+    assert modes["ta_grpo_variant"] == (3, "variant", "original", "main")  # the issue-32 pilot: anchored, per variant
+    assert got["ta_grpo_gated"]["pool_gate"] == "q0_all_wrong" and got["ta_grpo"]["pool_gate"] == "none"
+    assert [got[k]["rephrased_weight"] for k in ("ta_grpo", "ta_grpo_w25", "ta_grpo_w50")] == [1.0, 0.25, 0.5]
+    assert got["ta_grpo_kl"]["beta"] == 0.001 and all(v["beta"] == 0.0 for k, v in got.items() if k != "ta_grpo_kl")
     assert all(modes[k][0] == 0 for k in ("grpo", "grpo_long", "equal_sampling", "grpo_more_data"))
     assert got["grpo_more_data"]["train_questions"] == 320 and got["grpo"]["train_questions"] == 128
     assert got["grpo_long"]["max_steps"] == 400 and got["equal_sampling"]["num_generations"] == 16
@@ -52,7 +61,8 @@ def test_every_arm_is_a_valid_trainer_config(name, tmp_path):
     pool = (s["num_rephrasings"] + 1) * s["num_generations"]
     cfg = TAGRPOConfig(output_dir=str(tmp_path), num_rephrasings=s["num_rephrasings"],
                        num_generations=s["num_generations"], advantage_scope=s["advantage_scope"],
-                       anchor=s["anchor"], pool_mode=s["pool_mode"], per_device_train_batch_size=B * pool,
+                       anchor=s["anchor"], pool_mode=s["pool_mode"], pool_gate=s["pool_gate"],
+                       rephrased_weight=s["rephrased_weight"], beta=s["beta"], per_device_train_batch_size=B * pool,
                        use_cpu=True, report_to=[])
     assert cfg.pool_size == pool and cfg.generation_batch_size == B * pool
     adaptive = name in ("ta_grpo_adaptive", "ta_grpo_history")  # the opt-in subclass trains them

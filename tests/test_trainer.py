@@ -12,7 +12,7 @@ import torch
 from conftest import pool_rows
 from trainer_utils import hash_reward, make_config, make_trainer, spy, trl_trainer
 
-from tagrpo.core import pooled_advantages
+from tagrpo.core import pooled_advantages, shaped_advantages
 
 PROMPT = re.compile(r"Q(\d+) v(\d+):")
 
@@ -126,6 +126,29 @@ def test_trainer_advantages_come_from_core(model_dirs, tmp_path, scope):
     rewards, advantages = _step_advantages(trainer)
     expected = pooled_advantages(rewards.view(2, 4, 2), scope=scope, eps=1e-4).view(-1)
     torch.testing.assert_close(advantages, expected, rtol=0, atol=1e-6)
+
+
+def test_gated_pools_and_rephrased_weight_reach_the_loss(model_dirs, tmp_path):
+    def reward(completions, **kwargs):  # pool 0: q0 all wrong (gate open); pool 1: q0 mixed (closed)
+        out = []
+        for j in range(len(completions)):
+            pool, p = divmod(j, 8)
+            out.append(float(p % 2 == 0) if p < 2 and pool % 2 else 0.0 if p < 2 else float(p % 2))
+        return out
+
+    trainer = make_trainer(model_dirs["qwen3"], pool_rows(), tmp_path, reward, max_steps=1,
+                           pool_gate="q0_all_wrong", rephrased_weight=0.5)
+    rewards, advantages = _step_advantages(trainer)
+    grouped = advantages.view(2, 4, 2)  # (B, N+1, G)
+    expected = shaped_advantages(rewards.view(2, 4, 2), eps=1e-4, gate="q0_all_wrong", rephrased_weight=0.5)
+    torch.testing.assert_close(grouped, expected, rtol=0, atol=1e-6)
+    # by hand: pool 0 [0, 0 | 0, 1, 0, 1, 0, 1]: mean 3/8, unbiased std sqrt(15/56); rephrased rows halved
+    std = math.sqrt(15 / 56) + 1e-4
+    torch.testing.assert_close(grouped[0, 1], torch.tensor([0.5 * (-3 / 8) / std, 0.5 * (5 / 8) / std]))
+    # pool 1: q0 [1, 0] normalised alone (std sqrt(0.5)), its rephrasings silent
+    q0 = 0.5 / (math.sqrt(0.5) + 1e-4)
+    torch.testing.assert_close(grouped[1, 0], torch.tensor([q0, -q0]))
+    assert torch.equal(grouped[1, 1:], torch.zeros(3, 2))
 
 
 def test_equal_sampling_baseline_is_a_configuration(model_dirs, tmp_path):

@@ -1,6 +1,8 @@
-"""The arms of the embedded-world comparison: each one a configuration of the one ``TAGRPOTrainer``.
+"""The arms of the embedded-world comparison: each one a configuration of ``TAGRPOTrainer``; the two adaptive arms
+(``pool_mode`` adaptive or history) train its opt-in subclass ``AdaptiveTAGRPOTrainer``, which ``run_train`` picks
+from the config (``tagrpo.trainer.run.trainer_class``).
 
-The demo and ``benchmarks/toy_reproduction.py`` read their arms from ``ARMS`` and turn one into trainer settings
+The demo and ``studies/toy_reproduction.py`` read their arms from ``ARMS`` and turn one into trainer settings
 with ``arm_settings``, so both compare the same things. With N rephrasings, G samples per prompt, S steps and Q
 training questions (B questions per step), an arm spends ``steps * B * samples`` rollouts:
 
@@ -17,6 +19,10 @@ training questions (B questions per step), an arm spends ``steps * B * samples``
 | ``ta_grpo_control`` | control (renaming only), pooled, anchored on q0 | (N+1)·G | S | Q |
 | ``ta_grpo_adaptive`` | main, only for questions whose G samples of q0 are uniform | G to (N+1)·G | S | Q |
 | ``ta_grpo_history`` | main, only for questions whose q0 group was uniform at their last visit | G to (N+1)·G | S | Q |
+| ``ta_grpo_gated`` | main, pooled where q0's group is all wrong (else GRPO on q0), anchored on q0 | (N+1)·G | S | Q |
+| ``ta_grpo_w25``, ``_w50`` | main, pooled, anchored on q0, rephrased rows weighted 0.25 / 0.5 | (N+1)·G | S | Q |
+| ``ta_grpo_kl`` | main, pooled, anchored on q0, k3 KL to the base at beta 0.001 (the paper's code) | (N+1)·G | S | Q |
+| ``ta_grpo_variant`` | main, each variant its own group, anchored on q0 | (N+1)·G | S | Q |
 
 ``grpo_long`` spends TA-GRPO's rollouts by training longer (the compute-matched baseline), ``grpo_more_data``
 trains as many epochs as GRPO on 2.5 times as many questions (the paper's data-efficiency comparison).
@@ -39,7 +45,10 @@ class Arm:
     wide: bool = False  # (N+1)*G samples of q0 per question instead of G
     long: bool = False  # (N+1) times the preset's steps
     data_factor: float = 1.0  # multiple of the preset's training questions (and steps, to keep the epochs)
-    pool_mode: str = "full"  # TAGRPOConfig.pool_mode
+    pool_mode: str = "full"  # TAGRPOConfig.pool_mode; adaptive or history: AdaptiveTAGRPOTrainer
+    pool_gate: str = "none"  # TAGRPOConfig.pool_gate
+    rephrased_weight: float = 1.0  # TAGRPOConfig.rephrased_weight
+    beta: float = 0.0  # the k3 KL's weight (TRL's beta); the presets train without a reference model
 
 
 ARMS = {
@@ -54,8 +63,14 @@ ARMS = {
     "ta_grpo_control": Arm("TA-GRPO, renaming-only", plan="control"),
     "ta_grpo_adaptive": Arm("TA-GRPO, adaptive in-step", plan="main", pool_mode="adaptive"),
     "ta_grpo_history": Arm("TA-GRPO, adaptive from history", plan="main", pool_mode="history"),
+    "ta_grpo_gated": Arm("TA-GRPO, gated pools", plan="main", pool_gate="q0_all_wrong"),
+    "ta_grpo_w25": Arm("TA-GRPO, rephrased weight 0.25", plan="main", rephrased_weight=0.25),
+    "ta_grpo_w50": Arm("TA-GRPO, rephrased weight 0.5", plan="main", rephrased_weight=0.5),
+    "ta_grpo_kl": Arm("TA-GRPO, k3 KL 0.001", plan="main", beta=0.001),
+    "ta_grpo_variant": Arm("TA-GRPO, per-variant groups", plan="main", advantage_scope="variant"),
 }
-OURS = ("ta_grpo_behavior", "ta_grpo_adaptive", "ta_grpo_history")  # not in the paper
+OURS = ("ta_grpo_behavior", "ta_grpo_adaptive", "ta_grpo_history", "ta_grpo_gated", "ta_grpo_w25", "ta_grpo_w50",
+        "ta_grpo_kl", "ta_grpo_variant")  # not in the paper (its KL arm is its own setting, not one of its arms)
 PAPER_ARMS = tuple(a for a in ARMS if a not in OURS)
 
 
@@ -63,8 +78,9 @@ def arm_settings(name: str, num_rephrasings: int, num_generations: int, steps: i
     """Trainer-level settings of arm ``name`` for a preset of N, G, S steps and Q training questions.
 
     Returns ``num_rephrasings``, ``num_generations`` (samples per prompt variant), ``max_steps``,
-    ``train_questions``, ``advantage_scope``, ``anchor``, ``pool_mode`` and ``plan`` (the rephrasing plan;
-    ``main`` when the arm uses none, so that its rows are the same questions).
+    ``train_questions``, ``advantage_scope``, ``anchor``, ``pool_mode``, ``pool_gate``, ``rephrased_weight``,
+    ``beta`` and ``plan`` (the rephrasing plan; ``main`` when the arm uses none, so that its rows are the same
+    questions).
     """
     arm = ARMS[check_mode("arm", name, tuple(ARMS))]
     n = num_rephrasings if arm.plan else 0
@@ -78,5 +94,8 @@ def arm_settings(name: str, num_rephrasings: int, num_generations: int, steps: i
         "advantage_scope": arm.advantage_scope,
         "anchor": arm.anchor,
         "pool_mode": arm.pool_mode,
+        "pool_gate": arm.pool_gate,
+        "rephrased_weight": arm.rephrased_weight,
+        "beta": arm.beta,
         "plan": arm.plan or "main",
     }

@@ -45,6 +45,7 @@ EXTRA_LABELS = {
     "base": "base model",
     "grpo_matched": "GRPO-long at in-step's rollouts",
     "grpo_matched_history": "GRPO-long at history's rollouts",
+    "weighted": "TA-GRPO, rephrased weight (chosen per knob)",
 }
 
 

@@ -9,6 +9,9 @@ pools. Baselines are configurations:
 - equal-sampling GRPO: ``num_rephrasings=0`` and ``num_generations=(N+1)*G`` (the rollouts of TA-GRPO);
 - per-variant normalisation: ``advantage_scope="variant"``;
 - no anchoring (v1 and the public code): ``anchor="none"``.
+
+Variants of ours (issue 32): ``pool_gate="q0_all_wrong"`` (a question's pool only where its q0 group is all wrong)
+and ``rephrased_weight`` < 1 (the rephrased rows' surrogate terms weighted), both by ``tagrpo.core.shaped_advantages``.
 """
 
 from __future__ import annotations
@@ -19,7 +22,14 @@ from dataclasses import dataclass, field
 from trl import GRPOConfig
 
 from tagrpo.common.errors import InputError
-from tagrpo.core import ENGINE_CORRECTIONS, SCOPES, check_mode, off_policy_mask_conditionals, resolve_anchor
+from tagrpo.core import (
+    ENGINE_CORRECTIONS,
+    GATES,
+    SCOPES,
+    check_mode,
+    off_policy_mask_conditionals,
+    resolve_anchor,
+)
 from tagrpo.data import SHORT_RULES
 
 # transformers 5.24 renames gradient checkpointing; TRL still sets the old name on every config and model, which
@@ -70,6 +80,19 @@ class TAGRPOConfig(GRPOConfig):
             "generation call per step."
         },
     )
+    pool_gate: str = field(
+        default="none",
+        metadata={
+            "help": "none: every question's pool carries signal (the paper); q0_all_wrong (gated pools): a "
+            "question's rephrased rows carry signal only when all of its q0 samples are wrong, otherwise its q0 "
+            "rows are normalised over their own G as GRPO would and its rephrased rows get advantage 0."
+        },
+    )
+    rephrased_weight: float = field(
+        default=1.0,
+        metadata={"help": "Multiplies the rephrased rows' advantages (their surrogate terms; not the KL): 1 is the "
+                  "paper's TA-GRPO, 0 keeps only q0's rows' signal."},
+    )
     advantage_eps: float = field(default=1e-4, metadata={"help": "Added to the reward std (TRL uses 1e-4)."})
     short_rephrasings: str = field(
         default="fill_original",
@@ -119,6 +142,9 @@ class TAGRPOConfig(GRPOConfig):
             )
         check_mode("short_rephrasings", self.short_rephrasings, SHORT_RULES)
         check_mode("pool_mode", self.pool_mode, POOL_MODES)
+        check_mode("pool_gate", self.pool_gate, GATES)
+        if self.rephrased_weight < 0:
+            raise InputError(f"rephrased_weight must be >= 0, got {self.rephrased_weight}")
         check_mode("loss_type", self.loss_type, LOSS_TYPES)
         check_mode("scale_rewards", self.scale_rewards, ("group", "none"))
         check_mode("multi_objective_aggregation", self.multi_objective_aggregation, ("sum_then_normalize",))

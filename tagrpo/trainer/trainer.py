@@ -9,10 +9,11 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
 3. The prompt tokens that condition the loss (current, old and reference log-probs) are chosen by
    ``tagrpo.core.select_prompt_tokens`` from ``anchor``; with ``anchor="behavior"`` the old log-probs are
    recomputed under the generating prompt.
-4. Advantages: on the default path (``advantage_scope="pool"``, ``pool_mode="full"``, ``advantage_eps`` 1e-4)
-   TRL's own, whose group is the pool (equal to ``tagrpo.core.pooled_advantages``: ``tests/test_trl_equivalence.py``);
-   otherwise recomputed from the rewards by ``tagrpo.core.pooled_advantages`` (variant scope, adaptive pools whose
-   rows not generated carry NaN, another eps), which then also replaces TRL's copy in the completions table.
+4. Advantages: on the default path (``advantage_scope="pool"``, ``pool_mode="full"``, ``advantage_eps`` 1e-4, no
+   ``pool_gate``, ``rephrased_weight`` 1) TRL's own, whose group is the pool (equal to
+   ``tagrpo.core.pooled_advantages``: ``tests/test_trl_equivalence.py``); otherwise recomputed from the rewards by
+   ``tagrpo.core.shaped_advantages`` (variant scope, adaptive pools whose rows not generated carry NaN, another eps,
+   gated pools, weighted rephrased rows), which then also replaces TRL's copy in the completions table.
 5. An inference engine's importance-sampling correction is computed on the generating prompt
    (``tagrpo.core.engine``): TRL's own under ``anchor="none"``; under ``"behavior"`` recomputed from the
    behaviour log-probs; under ``"original"`` off, or with ``engine_correction="generating"`` recomputed from one
@@ -75,8 +76,8 @@ from tagrpo.core import (
     engine_importance_ratio,
     engine_ratio_metrics,
     group_diagnostics,
-    pooled_advantages,
     select_prompt_tokens,
+    shaped_advantages,
 )
 from tagrpo.trainer.checkpoint import CheckpointState, checkpoint_to_resume, read_state
 from tagrpo.trainer.compact import completion_positions_only
@@ -271,7 +272,8 @@ class TAGRPOTrainer(GRPOTrainer):
     def _recomputes_advantages(self) -> bool:
         """Whether TRL's advantages differ from the pooled ones: outside the default path (deviation 4)."""
         cfg: TAGRPOConfig = self.args
-        return cfg.advantage_scope != "pool" or cfg.pool_mode != "full" or cfg.advantage_eps != TRL_ADVANTAGE_EPS
+        return (cfg.advantage_scope != "pool" or cfg.pool_mode != "full" or cfg.advantage_eps != TRL_ADVANTAGE_EPS
+                or cfg.pool_gate != "none" or cfg.rephrased_weight != 1.0)
 
     def _pool_advantages(self, local_rows: int, generated: torch.Tensor, per_func: torch.Tensor):
         """Logs the pool diagnostics; returns the (R,) local advantages where TRL's differ, else None."""
@@ -290,8 +292,9 @@ class TAGRPOTrainer(GRPOTrainer):
                     self._metrics["train"][f"tagrpo/reference/{name}"].append(value)
         if not self._recomputes_advantages():
             return None
-        advantages = pooled_advantages(
-            grouped, scope=cfg.advantage_scope, scale=cfg.advantage_scale, eps=cfg.advantage_eps
+        advantages = shaped_advantages(
+            grouped, scope=cfg.advantage_scope, scale=cfg.advantage_scale, eps=cfg.advantage_eps,
+            gate=cfg.pool_gate, rephrased_weight=cfg.rephrased_weight,
         ).view(-1)  # (R_all,)
         logged = self._logs["advantages"]  # TRL's copy for the completions table, replaced
         for _ in range(min(len(advantages), len(logged))):

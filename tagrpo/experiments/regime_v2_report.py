@@ -1,0 +1,165 @@
+"""toy_regime_v2.json and toy_regime_v2.md from the cells of ``studies/toy_regime_v2.py`` (design: ``study_v2``).
+
+Written from whatever cells exist: a partial study renders its sweep and says how many cells of each phase are
+done; the verdicts and issue 32's goal appear once both sides of a contrast have seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from statistics import mean
+
+from tagrpo.evaluation.stats import interval
+from tagrpo.evaluation.tables import markdown_table
+from tagrpo.experiments import study
+from tagrpo.experiments import study_v2 as design
+from tagrpo.experiments.machine import machine
+from tagrpo.experiments.regime_report import index, verdict_table
+from tagrpo.experiments.report import label, pct
+
+
+def sweep_rows(cells) -> list[dict]:
+    """One row per sweep cell: arm (``base`` for the base model), knob, rate, seed, objective, validation pass@1."""
+    return [{"arm": c["spec"].get("arm", "base"), "knob": c["spec"]["knob"],
+             "learning_rate": c["spec"].get("learning_rate", 0.0), "seed": c["spec"]["seed"],
+             "objective": design.OBJECTIVE(c["pass_at_k"]), "pass1": c["pass_at_k"]["1"],
+             "cell_wall_s": c["cell_wall_s"]} for c in cells]
+
+
+def sweep_table(rows: list[dict], rates: dict, knob: float) -> str:
+    """Every arm x rate at one knob: seeds, mean objective and validation pass@1, the chosen rate marked."""
+    out = []
+    chosen = rates.get(knob, {})
+    for arm in dict.fromkeys(r["arm"] for r in rows if r["knob"] == knob):
+        for lr in sorted({r["learning_rate"] for r in rows if r["knob"] == knob and r["arm"] == arm}):
+            rs = [r for r in rows if r["knob"] == knob and r["arm"] == arm and r["learning_rate"] == lr]
+            mark = "**chosen**" if arm != "base" and chosen.get(arm) == lr else ""
+            if arm in design.WEIGHTED and chosen.get("weighted_arm") == arm and chosen.get("weighted") == lr:
+                mark += " (weighted)"
+            out.append([label(arm) if arm != "base" else "base model", "-" if arm == "base" else f"{lr:g}",
+                        len(rs), f"{100 * mean(r['objective'] for r in rs):.1f}",
+                        f"{100 * mean(r['pass1'] for r in rs):.1f}", mark])
+    return markdown_table(["arm", "learning rate", "seeds", "objective (pass@1 + pass@16), %",
+                           "validation pass@1 %", ""], out)
+
+
+def with_weighted(runs: dict, rates: dict) -> dict:
+    """The runs with the chosen lambda arm of each knob also filed under ``weighted``."""
+    out = dict(runs)
+    for (knob, seed, arm), cell in runs.items():
+        if arm == rates.get(knob, {}).get("weighted_arm"):
+            out[(knob, seed, "weighted")] = cell
+    return out
+
+
+def goal(runs: dict, bases: dict, k: int) -> list[list]:
+    """Issue 32's goal per candidate and knob: at 0.6 and 0.9, rest pass@1 against equal-sampling GRPO with its
+    lower bound above -2 pp, and the candidate's hard pass@k gain over equal-sampling at least 80% of TA-GRPO's
+    (paired per seed: ``(cand - eq) - 0.8 (ta - eq)``, lower bound above 0); at 0, pass@1 about equal (TOST +-2 pp)
+    to the better of equal-sampling GRPO and GRPO-long."""
+    rows = []
+    for arm in design.CANDIDATES:
+        for knob in design.KNOBS:
+            def values(subset, kk, ref, knob=knob, arm=arm):
+                return study.paired_values(runs, bases, study.Contrast(knob, arm, ref, subset, kk))
+
+            if knob == 0:
+                refs = [r for r in ("equal_sampling", "grpo_long") if any(x[2] == r and x[0] == knob for x in runs)]
+                if not refs:
+                    continue
+                best = max(refs, key=lambda r: mean(values("all", 1, r)) if values("all", 1, r) else -1)
+                eq = study.about_equal(values("all", 1, best))
+                rows.append([f"{knob:g}", label(arm), f"pass@1 about equal to {label(best)}", pct(eq, sign=True),
+                             eq["n"], "met" if eq["equivalent"] else "not met"])
+                continue
+            rest = interval(values("rest", 1, "equal_sampling"))
+            keep = interval(kept_gain(runs, bases, knob, arm, k))
+            met_rest = not math.isnan(rest["lo"]) and rest["lo"] > -design.NON_INFERIORITY
+            met_keep = not math.isnan(keep["lo"]) and keep["lo"] > 0
+            rows.append([f"{knob:g}", label(arm), "rest pass@1 minus equal-sampling", pct(rest, sign=True),
+                         rest["n"], "met" if met_rest else "not met"])
+            rows.append([f"{knob:g}", label(arm), f"hard pass@{k}: gain minus 80% of TA-GRPO's", pct(keep, sign=True),
+                         keep["n"], "met" if met_keep else "not met"])
+    return rows
+
+
+def kept_gain(runs: dict, bases: dict, knob: float, arm: str, k: int) -> list[float]:
+    """Per seed with every cell: ``(arm - eq) - KEEP_GAIN (ta - eq)`` on the hard subset at pass@k, where eq is
+    equal-sampling GRPO and ta TA-GRPO (above 0: the arm keeps more than that share of TA-GRPO's gain)."""
+    contrast = study.Contrast(knob, arm, "equal_sampling", "hard", k)
+    out = []
+    for seed in sorted(s for h, s, a in runs if h == knob and a == arm):
+        if all((knob, seed, a) in runs for a in ("equal_sampling", "ta_grpo")) and (knob, seed) in bases:
+            x, eq, ta = (study.cell_value(runs, bases, contrast, name, seed, k)
+                         for name in (arm, "equal_sampling", "ta_grpo"))
+            if not any(math.isnan(v) for v in (x, eq, ta)):
+                out.append((x - eq) - design.KEEP_GAIN * (ta - eq))
+    return out
+
+
+def arm_table(runs: dict, bases: dict, knob: float, k: int) -> str:
+    rows = []
+    for arm in dict.fromkeys(a for h, _, a in sorted(runs) if h == knob):
+        cs = [(s, c) for (h, s, a), c in sorted(runs.items()) if h == knob and a == arm and (h, s) in bases]
+        if not cs:
+            continue
+
+        def sub(subset, kk, cs=cs):
+            vals = [study.subset_pass(c["counts"], c["samples"], bases[(knob, s)]["counts"], subset, kk) for s, c in cs]
+            vals = [v for v in vals if not math.isnan(v)]
+            return pct(interval(vals)) if vals else "-"
+
+        c0 = [c for _, c in cs]
+        rows.append([label(arm), len(cs), f"{c0[0]['learning_rate']:g}", f"{mean(c['rollouts'] for c in c0):,.0f}",
+                     f"{mean(c['optimizer_updates'] for c in c0):,.0f}",
+                     f"{mean(c['completion_tokens'] for c in c0):,.0f}", f"{mean(c['wall_s'] for c in c0):.0f}",
+                     sub("all", 1), sub("hard", k), sub("rest", 1)])
+    return markdown_table(["arm", "seeds", "learning rate", "rollouts", "optimizer updates", "completion tokens",
+                           "wall s", "pass@1 %", f"hard pass@{k} %", "rest pass@1 %"], rows)
+
+
+def write(args, sweep: list[dict], rates: dict, cells: list[dict], invocations: list[dict]) -> None:
+    rows = sweep_rows(sweep)
+    runs, bases = index(cells)
+    runs = with_weighted(runs, rates)
+    k = max((c["samples"] for c in cells), default=args.samples)
+    contrasts = design.v2_primary_contrasts(k) + design.v2_exploratory_contrasts(k)
+    verdicts = study.judge(runs, bases, contrasts) if cells else []
+    cell_wall = sum(c["cell_wall_s"] for c in cells) + sum(r["cell_wall_s"] for r in rows)
+    wall = sum(i["wall_s"] for i in invocations)
+    saved = {"design": "tagrpo/experiments/study_v2.py", "machine": machine(), "invocations": invocations,
+             "wall_s": wall, "cell_wall_s": cell_wall, "learning_rates": {str(h): r for h, r in rates.items()},
+             "sweep": rows, "verdicts": verdicts, "goal": goal(runs, bases, k) if cells else [],
+             "cells": len(cells)}
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "toy_regime_v2.json"), "w", encoding="utf-8") as f:
+        json.dump(saved, f, indent=None)
+    md = ["# The regime map, second version (issue 32)", "",
+          f"Design: `tagrpo/experiments/study_v2.py`, declared before the runs. Command: `python "
+          f"studies/toy_regime_v2.py --workers 2` (cells under `{os.path.relpath(args.work_dir)}`, resumable). "
+          f"Wall time {wall / 60:.1f} min over {len(invocations)} invocation(s); the cells' own "
+          f"{cell_wall / 60:.1f} min. Machine: {saved['machine']}.", "",
+          f"Progress: {len(rows)} sweep cells, {len(cells)} study cells on disk."]
+    if not cells:
+        md += ["", "**The study has not run yet**: no verdict, no goal; only the sweep below."]
+    else:
+        primary = [r for r in verdicts if r["primary"]]
+        md += ["", "## Issue 32's goal (per knob, from the primary cells)", "",
+               markdown_table(["hard_share", "candidate", "criterion", "pp [95% CI]", "seeds", "status"],
+                              saved["goal"]),
+               "", "## Primary contrasts (Holm over the family)", "", verdict_table(primary),
+               "", "## Exploratory contrasts (uncorrected)", "",
+               verdict_table([r for r in verdicts if not r["primary"]])]
+        for knob in design.KNOBS:
+            if any(h == knob for h, _ in bases):
+                md += ["", f"### Every arm at hard_share = {knob:g}", "", arm_table(runs, bases, knob, k)]
+    md += ["", "## Learning-rate sweep (validation problems, per knob)", "",
+           f"Seeds {list(design.SWEEP_SEEDS)}; rates {list(design.SWEEP_LRS)} and {design.EDGE_LR:g} where an arm's "
+           "best is the grid's top; objective for every arm: validation pass@1 + pass@16 on q0."]
+    for knob in design.KNOBS:
+        if any(r["knob"] == knob for r in rows):
+            md += ["", f"### hard_share = {knob:g}", "", sweep_table(rows, rates, knob)]
+    with open(os.path.join(args.out, "toy_regime_v2.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(md) + "\n")
