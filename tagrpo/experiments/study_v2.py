@@ -57,10 +57,11 @@ def choose(rows: list[dict]) -> dict[float, dict[str, float]]:
     """Per knob, each swept arm's rate (ties to the smaller), and the ``weighted`` arm: the lambda arm of
     ``WEIGHTED`` with the best mean objective at its own best rate.
 
-    ``rows``: ``{"arm", "knob", "learning_rate", "seed", "objective"}``, one per sweep cell. Returns
+    ``rows``: ``{"arm", "knob", "learning_rate", "seed", "objective"}``, one per sweep cell (the base model's,
+    ``arm="base"``, are left out). Returns
     ``{knob: {arm: rate}}`` with ``weighted_arm`` naming the lambda arm chosen (its rate under ``weighted``)."""
     scores: dict[tuple[float, str], dict[float, list[float]]] = {}
-    for r in rows:
+    for r in (r for r in rows if r["arm"] != "base"):
         scores.setdefault((r["knob"], r["arm"]), {}).setdefault(r["learning_rate"], []).append(r["objective"])
     chosen: dict[float, dict] = {}
     for (knob, arm), by_lr in scores.items():
