@@ -278,6 +278,7 @@ def test_only_known_prices_are_charged(tmp_path):
         RephraseConfig(**local, max_cost=5.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["rule", "transformers"])
 def test_kill_9_keeps_what_every_backend_finished(backend, model_dirs, tmp_path):
     """The rule backend once wrote its cache only at the end, so a kill -9 lost everything."""

@@ -133,6 +133,7 @@ def test_world_tokenizer_makes_words_single_tokens_and_round_trips():
     assert tok.get_vocab() == build_world_tokenizer(tokenizer_texts(200)).get_vocab()  # deterministic
 
 
+@pytest.mark.slow
 def test_shipped_base_matches_the_default_recipe_and_holds_the_premise(tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -229,6 +229,7 @@ def test_unscorable_rows_get_advantage_zero_and_are_counted(model_dirs, tmp_path
     assert all(a == 0.0 for a in advantages[::4])
 
 
+@pytest.mark.slow
 def test_evaluating_mid_run_leaves_the_trajectory_unchanged(model_dirs, tmp_path):
     """A run that samples held-out responses after every step (as the demo's curve does) trains exactly as one
     that does not: evaluation draws from its own seeded RNG state, not the run's."""
