@@ -3,11 +3,11 @@
 Every command parses one dataclass with :class:`tagrpo.common.parser.CommandParser` (TRL's ``TrlParser``, a
 transformers ``HfArgumentParser``): ``train`` a ``TrainJob`` and a ``TAGRPOConfig`` (under a ``--config`` YAML file
 and ``key=value`` overrides), ``demo`` a ``DemoConfig``, ``rephrase`` a ``RephraseConfig``, ``eval`` an
-``EvalConfig``, ``toy pretrain`` a ``PretrainConfig``, ``models fetch`` a ``FetchConfig`` and ``verl convert`` a
-``ConvertConfig``. Only the chosen command's modules are imported (torch, transformers and TRL load for the
-command that needs them), so ``tagrpo --help`` and ``tagrpo --version`` answer at once. Errors of the project's own
-kind (``tagrpo.common.errors.TagrpoError``: a bad flag value, file, row, URL or model) print as one line with exit
-status 2; anything else keeps its traceback.
+``EvalConfig``, ``probe`` a ``ProbeConfig``, ``toy pretrain`` a ``PretrainConfig``, ``models fetch`` a
+``FetchConfig`` and ``verl convert`` a ``ConvertConfig``. Only the chosen command's modules are imported (torch,
+transformers and TRL load for the command that needs them), so ``tagrpo --help`` and ``tagrpo --version`` answer
+at once. Errors of the project's own kind (``tagrpo.common.errors.TagrpoError``: a bad flag value, file, row, URL
+or model) print as one line with exit status 2; anything else keeps its traceback.
 """
 
 from __future__ import annotations
@@ -88,6 +88,18 @@ def _eval(argv: list[str], prog: str, text: str) -> None:
         raise TagrpoError("give --model to evaluate, or --compare RUN [RUN ...] to compare finished runs")
 
 
+def _probe(argv: list[str], prog: str, text: str) -> None:
+    from tagrpo.common.parser import CommandParser, parse_dataclasses
+    from tagrpo.data.prompts import TEMPLATES
+    from tagrpo.evaluation.engines import ENGINES
+    from tagrpo.evaluation.probe import ProbeConfig, run_probe
+    from tagrpo.rewards import CHECKS
+
+    modes = {"engine": ENGINES, "template": tuple(TEMPLATES), "reward": tuple(CHECKS)}
+    (cfg,) = parse_dataclasses(CommandParser((ProbeConfig,), modes, prog=prog, description=text), argv)
+    run_probe(cfg)
+
+
 def _rephrase(argv: list[str], prog: str, text: str) -> None:
     from tagrpo.common.parser import CommandParser, parse_dataclasses
     from tagrpo.rephrase.backends import BACKENDS
@@ -135,6 +147,8 @@ COMMANDS = {  # name: (help, run(argv after the name, prog, help)), or (help, {s
     "demo": ("GRPO, augmentation, equal-sampling and TA-GRPO on the embedded world, on CPU", _demo),
     "rephrase": ("verified, cached rephrasings from an OpenAI-compatible model", _rephrase),
     "eval": ("unbiased pass@k and diversity on math benchmarks (resumable)", _eval),
+    "probe": ("before training: will TA-GRPO help this model on this data? (hidden questions, costs, regime map)",
+              _probe),
     "toy": ("the embedded world's tools", {
         "pretrain": ("pretrain (or reuse) the embedded world's base model", _toy_pretrain),
     }),

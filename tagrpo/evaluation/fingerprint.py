@@ -49,8 +49,8 @@ def fingerprint(cfg, benchmark: str) -> dict:
             "template": cfg.template, "chat_template": cfg.chat_template, "seed": cfg.seed}
 
 
-def claim(directory: str, current: dict, has_counts: bool) -> None:
-    """Write ``current`` as the directory's fingerprint, or check it against the stored one."""
+def claim(directory: str, current: dict, has_counts: bool, fields=FIELDS) -> None:
+    """Write ``current`` as the directory's fingerprint, or check its ``fields`` against the stored one's."""
     path = os.path.join(directory, "fingerprint.json")
     stored = None
     if os.path.exists(path):
@@ -60,7 +60,7 @@ def claim(directory: str, current: dict, has_counts: bool) -> None:
         raise FingerprintMismatch(f"{directory} holds counts without a fingerprint (an older tagrpo or another "
                                   "tool); pass --overwrite to start again")
     if stored is not None and has_counts:
-        diff = [f"{k} ({stored.get(k)!r} vs {current[k]!r})" for k in FIELDS if stored.get(k) != current[k]]
+        diff = [f"{k} ({stored.get(k)!r} vs {current[k]!r})" for k in fields if stored.get(k) != current[k]]
         if diff:
             raise FingerprintMismatch(f"{directory} holds counts of another run: {', '.join(diff)}; pass "
                                       "--overwrite to start again")
