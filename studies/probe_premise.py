@@ -25,9 +25,11 @@ import os
 import sys
 import time
 
+from tagrpo.data.jsonl import read_jsonl
 from tagrpo.evaluation.probe import ProbeConfig, run_probe
 from tagrpo.evaluation.tables import markdown_table
 from tagrpo.experiments.machine import machine
+from tagrpo.toy.plugins import toy_regime_data
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 KNOBS = (0.0, 0.6, 0.9)
@@ -37,6 +39,13 @@ REPHRASED = ("symbolic", "narrative", "words")
 def zero_of(c: int, total: int, n: int) -> float:
     """Chance that ``n`` of ``total`` samples, ``c`` of them right, drawn without replacement, are all wrong."""
     return math.comb(total - c, n) / math.comb(total, n)
+
+
+def wilson(p: float, q: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's 95% interval of a share ``p`` of ``q`` questions (not empty at a share of 0 or 1)."""
+    centre = (p + z * z / (2 * q)) / (1 + z * z / q)
+    half = z * math.sqrt(p * (1 - p) / q + z * z / (4 * q * q)) / (1 + z * z / q)
+    return centre - half, centre + half
 
 
 def expected_hidden(population: dict, total: int, n: int) -> tuple[float, float]:
@@ -73,16 +82,22 @@ def main(argv=None) -> int:
         s = run_probe(cfg)
         knob = next(k for k in premise["knob"] if abs(k["hard_share"] - h) < 1e-9)
         p, q = s["shares"]["hidden"], s["questions"]
-        half = 1.96 * math.sqrt(p * (1 - p) / q)
+        lo, hi = wilson(p, q)
         expected = h * kinds["hard"][1] + (1 - h) * kinds["easy"][1]
+        hard = {r["id"]: bool(r["hard"]) for r in toy_regime_data(h)}
+        drawn = [hard[r["id"]] for r in read_jsonl(os.path.join(cfg.output_dir, "counts.jsonl"))]
+        mix = sum(drawn) / len(drawn)  # the hard share of the questions the seeded draw probed
+        expected_mix = mix * kinds["hard"][1] + (1 - mix) * kinds["easy"][1]
         rows.append({"hard_share": h, "questions": q, "n": args.n, "probe_hidden": p,
-                     "probe_ci95": [p - half, p + half],
+                     "probe_ci95": [lo, hi],
                      "probe_shares": s["shares"], "premise_hard": knob["zero_of_n_on_q0"], "premise_ci95": knob["ci95"],
                      "premise_samples": total, "expected_hidden_at_n": expected,
                      "definition_shift": expected - knob["zero_of_n_on_q0"],
                      "within_premise_interval": knob["ci95"][0] <= p <= knob["ci95"][1],
-                     "premise_in_probe_interval": p - half <= knob["zero_of_n_on_q0"] <= p + half,
-                     "expected_in_probe_interval": p - half <= expected <= p + half})
+                     "premise_in_probe_interval": lo <= knob["zero_of_n_on_q0"] <= hi,
+                     "expected_in_probe_interval": lo <= expected <= hi,
+                     "probed_hard_share": mix, "expected_hidden_at_probed_mix": expected_mix,
+                     "expected_at_probed_mix_in_probe_interval": lo <= expected_mix <= hi})
     command = "python studies/probe_premise.py " + " ".join(sys.argv[1:] if argv is None else argv)
     result = {"command": command, "machine": machine(),
               "premise_source": "studies/results/toy_premise.json", "per_kind_expected_at_n": kinds,
@@ -97,18 +112,24 @@ def main(argv=None) -> int:
               f"{pct(r['probe_ci95'][1])}]", f"{pct(r['premise_hard'])} [{pct(r['premise_ci95'][0])}, "
               f"{pct(r['premise_ci95'][1])}]", pct(r["expected_hidden_at_n"]), f"{100 * r['definition_shift']:+.1f}",
               "yes" if r["within_premise_interval"] else "no", "yes" if r["premise_in_probe_interval"] else "no",
-              "yes" if r["expected_in_probe_interval"] else "no"] for r in rows]
+              "yes" if r["expected_in_probe_interval"] else "no", pct(r["probed_hard_share"]),
+              pct(r["expected_hidden_at_probed_mix"]),
+              "yes" if r["expected_at_probed_mix_in_probe_interval"] else "no"] for r in rows]
     md = "\n".join([
         "# The probe against the premise: hidden share on the regime world (issue 34)", "",
         f"`{result['command'].strip()}`; machine {result['machine']}; wall {result['wall_s']:.0f} s.", "",
         f"Probe: `tagrpo probe --model tagrpo/toy/regime_checkpoint --data toy_regime --hard-share H --n {args.n}` "
         f"(temperature 1, as the premise), {args.questions} test questions per H. Premise: "
         f"`studies/results/toy_premise.json` (100 hard + 100 easy test questions x {total} samples, mixed per H).", "",
-        markdown_table(["h", "questions", f"probe hidden % (0 of {args.n} on q0, a rephrasing right) [95% CI]",
+        markdown_table(["h", "questions", f"probe hidden % (0 of {args.n} on q0, a rephrasing right) [Wilson 95% CI]",
                         f"premise hard % (0 of {total} on q0) [95% CI]",
                         "premise questions under the probe's definition %", "definition shift, pp",
-                        "probe inside premise CI", "premise inside probe CI", "definition-adjusted inside probe CI"],
+                        "probe inside premise CI", "premise inside probe CI", "definition-adjusted inside probe CI",
+                        "hard share of the probed questions %", "expected at that mix %", "inside probe CI"],
                        table), "",
+        "The last three columns: the seeded draw of the probe's questions holds its own share of hard questions "
+        "(binomial around h); the premise's per-kind rates at the probe's definition, mixed at that share, give "
+        "what the probe should measure on exactly these questions.", "",
         f"Definition shift: on the premise's own questions, 'q0 0 of {args.n} and a rephrasing right' minus "
         f"'q0 0 of {total}', from their counts (8 of the 64 samples drawn without replacement). Per kind, "
         f"P(q0 0 of {args.n}) / P(hidden): hard {pct(kinds['hard'][0])}% / {pct(kinds['hard'][1])}%, easy "
