@@ -41,6 +41,17 @@ class TransformersEngine:
             for prompt, seed in zip(prompts, seeds, strict=True)
         ]
 
+    def generate_together(
+        self, prompts: Sequence[str], n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+    ) -> list[list[str]]:
+        """``n`` responses to each of ``prompts`` from as few ``generate`` calls as ``batch_size`` allows, after one
+        seed: the samples depend on the group of prompts (a question and its rephrasings), not on the prompts of
+        other groups."""
+        return sample_responses(
+            self.model, self.tokenizer, list(prompts), n, temperature=temperature, top_p=top_p,
+            max_new_tokens=max_new_tokens, batch_size=self.batch_size, seed=seed, progress=False,
+        )
+
 
 class VLLMEngine:
     """vLLM offline inference; one ``SamplingParams(n=...)`` request per prompt."""
@@ -63,6 +74,12 @@ class VLLMEngine:
         ]
         outputs = self.llm.generate(list(prompts), params, use_tqdm=False)
         return [[c.text for c in out.outputs] for out in outputs]
+
+    def generate_together(
+        self, prompts: Sequence[str], n: int, temperature: float, top_p: float, max_new_tokens: int, seed: int
+    ) -> list[list[str]]:
+        """One request for the group, each prompt seeded from ``seed`` and its position in the group."""
+        return self.generate(prompts, n, temperature, top_p, max_new_tokens, [seed + i for i in range(len(prompts))])
 
 
 def make_engine(name: str, model_path: str, batch_size: int = 256):

@@ -30,7 +30,8 @@ from tagrpo.evaluation.fingerprint import claim, model_hash, question_seed
 from tagrpo.models import check_model
 
 FIELDS = ("model", "model_hash", "data", "data_hash", "hard_share", "reward", "n", "temperature", "top_p",
-          "max_new_tokens", "template", "chat_template", "system_prompt", "seed")
+          "max_new_tokens", "template", "chat_template", "system_prompt", "seed", "sampling")
+SAMPLING = "per-question"  # one generate call per question (q0 and its rephrasings), seeded by the question's id
 
 
 @dataclass
@@ -135,7 +136,8 @@ def data_hash(rows: list[dict]) -> str:
 def probe_fingerprint(cfg: ProbeConfig, rows: list[dict]) -> dict:
     model = os.path.abspath(cfg.model) if os.path.isdir(cfg.model) else cfg.model
     return {"model": model, "model_hash": model_hash(cfg.model), "data": cfg.data, "data_hash": data_hash(rows),
-            **{k: getattr(cfg, k) for k in FIELDS if k not in ("model", "model_hash", "data", "data_hash")}}
+            "sampling": SAMPLING,
+            **{k: getattr(cfg, k) for k in FIELDS if k not in ("model", "model_hash", "data", "data_hash", "sampling")}}
 
 
 def sample_counts(chunk: list[dict], cfg: ProbeConfig, engine) -> list[dict]:
@@ -146,12 +148,13 @@ def sample_counts(chunk: list[dict], cfg: ProbeConfig, engine) -> list[dict]:
     texts = [[r["prompt"], *r["rephrasings"]] for r in chunk]  # per question, (V,)
     prompts = [render_prompt(t, engine.tokenizer, cfg.template, cfg.chat_template, cfg.system_prompt)
                for ts in texts for t in ts]
-    seeds = [question_seed(cfg.seed, f"{r['id']}/{v}") for r, ts in zip(chunk, texts, strict=True)
-             for v in range(len(ts))]
-    responses = iter(engine.generate(prompts, cfg.n, cfg.temperature, cfg.top_p, cfg.max_new_tokens, seeds))
+    prompts = iter(prompts)
     records = []
-    for r, ts in zip(chunk, texts, strict=True):
-        correct = [sum(check(t, str(r["answer"])) for t in next(responses)) for _ in ts]  # (V,)
+    for r, ts in zip(chunk, texts, strict=True):  # one call per question: its samples depend on it alone
+        mine = [next(prompts) for _ in ts]
+        responses = engine.generate_together(mine, cfg.n, cfg.temperature, cfg.top_p, cfg.max_new_tokens,
+                                             question_seed(cfg.seed, r["id"]))
+        correct = [sum(check(t, str(r["answer"])) for t in got) for got in responses]  # (V,)
         records.append({"id": r["id"], "n": cfg.n, "q0": int(correct[0]), "rephrasings": [int(c) for c in correct[1:]],
                         "types": r["types"]})
     return records
