@@ -107,8 +107,8 @@ def recommend(s: dict, regime: dict) -> list[str]:
                    f"while overall pass@1 was {pass1['verdict'] if pass1 else 'not measured'} at this point ({src}).")
         out.append(f"The adaptive pool modes spend fewer rollouts (about {r['adaptive']:.1f} per question on this "
                    f"data against {r['ta_grpo']:g}, probe.json), but they are no fix for the pass@1 cost: in the "
-                   f"embedded world they lost pass@1 on the questions the base could read, as TA-GRPO did ({src}, "
-                   "adaptive arms at h=0.9); issue 32's gated and weighted variants are being measured for that.")
+                   "embedded world they lost pass@1 on the questions the base could read, as TA-GRPO did, and issue "
+                   f"32's gated and weighted variants are being measured for that ({src}, adaptive arms at h=0.9).")
     else:
         out.append(f"So in the embedded world there was little for pooling to rescue at this point, and TA-GRPO's "
                    f"overall pass@1 was {pass1['verdict'] if pass1 else 'not measured'} against equal-sampling GRPO; "
