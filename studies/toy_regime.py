@@ -31,7 +31,7 @@ import time
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments import study
 from tagrpo.experiments.cells import finished, log_invocation, run_all
-from tagrpo.experiments.regime_cells import cell_path, compute
+from tagrpo.experiments.regime_cells import cell_spec, compute
 from tagrpo.experiments.regime_report import write
 from tagrpo.toy.regime_base import recipe_id
 
@@ -40,17 +40,13 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 def sweep_specs(args) -> list[tuple[dict, str]]:
     """Every arm at every rate and sweep seed, and the base model on the same validation questions."""
-    out = []
-    for seed in study.SWEEP_SEEDS:
-        spec = {"kind": "base", "knob": study.SWEEP_KNOB, "seed": seed, "split": "validation",
-                "samples": study.SWEEP_SAMPLES, "forms": False, **args.overrides}
-        out.append((spec, cell_path(args.work_dir, spec)))
+    cell = (args.work_dir, args.overrides)
+    out = [cell_spec(*cell, "base", study.SWEEP_KNOB, seed, "validation", study.SWEEP_SAMPLES)
+           for seed in study.SWEEP_SEEDS]
     for arm in study.PRIMARY_ARMS + study.EXPLORATORY_ARMS:
         for lr in args.sweep_lrs:
-            for seed in study.SWEEP_SEEDS:
-                spec = {"kind": "arm", "arm": arm, "learning_rate": lr, "knob": study.SWEEP_KNOB, "seed": seed,
-                        "split": "validation", "samples": study.SWEEP_SAMPLES, "forms": False, **args.overrides}
-                out.append((spec, cell_path(args.work_dir, spec)))
+            out += [cell_spec(*cell, "arm", study.SWEEP_KNOB, seed, "validation", study.SWEEP_SAMPLES, arm, lr)
+                    for seed in study.SWEEP_SEEDS]
     return out
 
 
@@ -59,11 +55,8 @@ def study_specs(args, lrs: dict[str, float]) -> list[tuple[dict, str]]:
     out = []
 
     def add(kind, knob, seed, arm=None, forms=False):
-        spec = {"kind": kind, "knob": knob, "seed": seed, "split": "test", "samples": args.samples, "forms": forms,
-                **args.overrides}
-        if arm:
-            spec.update(arm=arm, learning_rate=lrs[arm])
-        out.append((spec, cell_path(args.work_dir, spec)))
+        out.append(cell_spec(args.work_dir, args.overrides, kind, knob, seed, "test", args.samples, arm,
+                             lrs[arm] if arm else None, forms))
 
     for seed in args.seeds:
         for knob in study.KNOBS:

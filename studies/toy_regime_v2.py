@@ -24,20 +24,15 @@ import time
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments import study_v2 as design
 from tagrpo.experiments.cells import finished, log_invocation, run_all
-from tagrpo.experiments.regime_cells import cell_path, compute
+from tagrpo.experiments.regime_cells import cell_spec, compute
 from tagrpo.experiments.regime_v2_report import sweep_rows, write
 from tagrpo.toy.regime_base import recipe_id
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
-def spec(args, kind: str, knob: float, seed: int, split: str, samples: int, arm: str | None = None,
-         lr: float | None = None, forms: bool = False) -> tuple[dict, str]:
-    s = {"kind": kind, "knob": knob, "seed": seed, "split": split, "samples": samples, "forms": forms,
-         **args.overrides}
-    if arm:
-        s.update(arm=arm, learning_rate=lr)
-    return s, cell_path(args.work_dir, s)
+def spec(args, *cell, **named) -> tuple[dict, str]:
+    return cell_spec(args.work_dir, args.overrides, *cell, **named)
 
 
 def sweep_specs(args, rates: dict | None = None) -> list[tuple[dict, str]]:

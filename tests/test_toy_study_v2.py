@@ -102,3 +102,23 @@ def test_weighted_files_the_chosen_lambda_arm_twice():
     rates = {0.6: {"weighted_arm": "ta_grpo_w50"}, 0.9: {"weighted_arm": "ta_grpo_w25"}}
     out = with_weighted(runs, rates)
     assert out[(0.6, 0, "weighted")] == "w50" and out[(0.9, 0, "weighted")] == "w25"
+
+
+def test_arm_points_and_the_map_on_hand_made_cells(tmp_path):
+    from tagrpo.experiments.regime_v2_report import arm_points, plot_map
+
+    # questions 0-1 hard (base 0 of 4), 2-3 the rest; equal-sampling rest 4/4 and 2/4 on both seeds (pass@1 0.75),
+    # hard 0; TA-GRPO rest 2/4 (0.5), hard pass@4 on question 0 only (1 of 2 hard questions: 0.5)
+    bases = {(0.6, s): {"counts": [0, 0, 2, 2], "samples": 4} for s in range(2)}
+    runs = {}
+    for s in range(2):
+        runs[(0.6, s, "equal_sampling")] = _cell("equal_sampling", 0.6, s, [0, 0, 4, 2])
+        runs[(0.6, s, "ta_grpo")] = _cell("ta_grpo", 0.6, s, [1, 0, 2, 2])
+    points = arm_points(runs, bases, 0.6, 4)
+    assert list(points) == ["ta_grpo", "equal_sampling"]  # the declared order
+    (rest, hard) = points["equal_sampling"]
+    assert rest["mean"] == 0.75 and rest["n"] == 2 and hard["mean"] == 0.0
+    (rest, hard) = points["ta_grpo"]
+    assert rest["mean"] == 0.5 and hard["mean"] == 0.5
+    plot_map(runs, bases, 4, str(tmp_path / "map.png"), "a title")
+    assert (tmp_path / "map.png").stat().st_size > 10_000

@@ -17,6 +17,17 @@ def cell_path(work: str, spec: dict) -> str:
     return os.path.join(root, spec["split"], f"h{spec['knob']:g}", f"seed{spec['seed']}", name, "result.jsonl")
 
 
+def cell_spec(work: str, overrides: dict, kind: str, knob: float, seed: int, split: str, samples: int,
+              arm: str | None = None, lr: float | None = None, forms: bool = False) -> tuple[dict, str]:
+    """One cell ``(spec, path)`` of a regime study: the base model's evaluation (``kind="base"``) or ``arm`` trained
+    at rate ``lr``; ``overrides`` (the smoke tests' step and question counts, ``base_recipe``, a ``base`` directory)
+    enter the spec, so a result is never reused for other settings."""
+    spec = {"kind": kind, "knob": knob, "seed": seed, "split": split, "samples": samples, "forms": forms, **overrides}
+    if arm:
+        spec.update(arm=arm, learning_rate=lr)
+    return spec, cell_path(work, spec)
+
+
 def config(spec: dict, out: str):
     from tagrpo.experiments.demo import DemoConfig
 

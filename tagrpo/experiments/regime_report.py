@@ -101,13 +101,15 @@ def verdict_table(rows: list[dict]) -> str:
                            "half-width, pp", "p", "p (Holm)", "verdict"], out)
 
 
-def arm_table(runs: dict, bases: dict, knob: float) -> str:
-    arms = [a for a in study.PRIMARY_ARMS + study.EXPLORATORY_ARMS + study.ADAPTIVE_ARMS
-            if any(h == knob and x == a for h, _, x in runs)]
+def arm_table(runs: dict, bases: dict, knob: float, order: tuple[str, ...] | None = None) -> str:
+    """Every arm of ``order`` (v1's arms by default) with cells at ``knob``: cost, pass@k overall and per subset
+    (mean over the seeds whose base cell exists, with a t interval), clipping, the rescue split, uniform pools."""
+    order = order or study.PRIMARY_ARMS + study.EXPLORATORY_ARMS + study.ADAPTIVE_ARMS
+    arms = [a for a in order if any(h == knob and x == a for h, _, x in runs)]
     k = next(b["samples"] for (h, _), b in bases.items() if h == knob)
     rows = []
     for arm in arms:
-        cs = [(s, c) for (h, s, a), c in sorted(runs.items()) if h == knob and a == arm]
+        cs = [(s, c) for (h, s, a), c in sorted(runs.items()) if h == knob and a == arm and (h, s) in bases]
 
         def sub(subset, kk, cs=cs):
             vals = [study.subset_pass(c["counts"], c["samples"], bases[(knob, s)]["counts"], subset, kk) for s, c in cs]

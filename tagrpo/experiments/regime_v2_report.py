@@ -16,8 +16,10 @@ from tagrpo.evaluation.tables import markdown_table
 from tagrpo.experiments import study
 from tagrpo.experiments import study_v2 as design
 from tagrpo.experiments.machine import machine
-from tagrpo.experiments.regime_report import index, verdict_table
+from tagrpo.experiments.regime_report import arm_table, index, verdict_table
 from tagrpo.experiments.report import label, pct
+
+ARM_ORDER = (*design.PRIMARY_ARMS, *design.WEIGHTED, *design.EXPLORATORY_ARMS, design.PILOT["arm"])
 
 
 def sweep_rows(cells) -> list[dict]:
@@ -107,25 +109,53 @@ def kept_gain(runs: dict, bases: dict, knob: float, arm: str, k: int) -> list[fl
     return out
 
 
-def arm_table(runs: dict, bases: dict, knob: float, k: int) -> str:
-    rows = []
-    for arm in dict.fromkeys(a for h, _, a in sorted(runs) if h == knob):
+def arm_points(runs: dict, bases: dict, knob: float, k: int) -> dict[str, tuple[dict, dict]]:
+    """Per arm at ``knob``: rest pass@1 and hard pass@k, each a t interval over the seeds with a base cell."""
+    out = {}
+    for arm in (a for a in ARM_ORDER if any(h == knob and x == a for h, _, x in runs)):
         cs = [(s, c) for (h, s, a), c in sorted(runs.items()) if h == knob and a == arm and (h, s) in bases]
-        if not cs:
-            continue
+        vals = {}
+        for subset, kk in (("rest", 1), ("hard", k)):
+            xs = [study.subset_pass(c["counts"], c["samples"], bases[(knob, s)]["counts"], subset, kk) for s, c in cs]
+            vals[subset] = interval([x for x in xs if not math.isnan(x)])
+        out[arm] = (vals["rest"], vals["hard"])
+    return out
 
-        def sub(subset, kk, cs=cs):
-            vals = [study.subset_pass(c["counts"], c["samples"], bases[(knob, s)]["counts"], subset, kk) for s, c in cs]
-            vals = [v for v in vals if not math.isnan(v)]
-            return pct(interval(vals)) if vals else "-"
 
-        c0 = [c for _, c in cs]
-        rows.append([label(arm), len(cs), f"{c0[0]['learning_rate']:g}", f"{mean(c['rollouts'] for c in c0):,.0f}",
-                     f"{mean(c['optimizer_updates'] for c in c0):,.0f}",
-                     f"{mean(c['completion_tokens'] for c in c0):,.0f}", f"{mean(c['wall_s'] for c in c0):.0f}",
-                     sub("all", 1), sub("hard", k), sub("rest", 1)])
-    return markdown_table(["arm", "seeds", "learning rate", "rollouts", "optimizer updates", "completion tokens",
-                           "wall s", "pass@1 %", f"hard pass@{k} %", "rest pass@1 %"], rows)
+def plot_map(runs: dict, bases: dict, k: int, path: str, title: str) -> None:
+    """One panel per knob with cells: every arm at (rest pass@1, hard pass@k) with its 95% intervals over seeds;
+    the goal of issue 32 sits to the right of equal-sampling GRPO and near TA-GRPO's height."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    knobs = [h for h in design.KNOBS if any(x == h for x, _ in bases)]
+    if not knobs:
+        return
+    fig, axes = plt.subplots(1, len(knobs), figsize=(5.0 * len(knobs), 4.6), squeeze=False)
+    colours = dict(zip(ARM_ORDER, plt.get_cmap("tab10").colors, strict=False))
+    for ax, knob in zip(axes[0], knobs, strict=True):
+        for arm, (rest, hard) in arm_points(runs, bases, knob, k).items():
+            if math.isnan(rest["mean"]) or arm == "weighted":
+                continue
+            xerr = [[100 * (rest["mean"] - rest["lo"])], [100 * (rest["hi"] - rest["mean"])]] if rest["n"] > 1 else None
+            if math.isnan(hard["mean"]):
+                ax.errorbar([100 * rest["mean"]], [0], xerr=xerr, fmt="o", mfc="white", color=colours[arm],
+                            capsize=3)
+                continue
+            yerr = [[100 * (hard["mean"] - hard["lo"])], [100 * (hard["hi"] - hard["mean"])]] if hard["n"] > 1 else None
+            ax.errorbar([100 * rest["mean"]], [100 * hard["mean"]], xerr=xerr, yerr=yerr, fmt="o", capsize=3,
+                        color=colours[arm], label=f"{label(arm)} ({rest['n']} seeds)")
+        ax.set_xlabel("rest pass@1 (%): questions the base solves at least once")
+        ax.set_ylabel(f"hard pass@{k} (%): questions the base never solves")
+        ax.set_title(f"hard_share = {knob:g}" + (" (no hard questions: hard at 0)" if knob == 0 else ""))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def write(args, sweep: list[dict], rates: dict, cells: list[dict], invocations: list[dict]) -> None:
@@ -154,7 +184,10 @@ def write(args, sweep: list[dict], rates: dict, cells: list[dict], invocations: 
         md += ["", "**The study has not run yet**: no verdict, no goal; only the sweep below."]
     else:
         primary = [r for r in verdicts if r["primary"]]
-        md += ["", "## Issue 32's goal (per knob, from the primary cells)", "",
+        plot_map(runs, bases, k, os.path.join(args.out, "toy_regime_v2.png"),
+                 "Every arm per knob: rest pass@1 against hard pass@k (95% intervals over seeds, test problems)")
+        md += ["", "![the map, per knob](toy_regime_v2.png)", "",
+               "## Issue 32's goal (per knob, from the primary cells)", "",
                markdown_table(["hard_share", "candidate", "criterion", "pp [95% CI]", "seeds", "status"],
                               saved["goal"]),
                "", "## Primary contrasts (Holm over the family)", "", verdict_table(primary),
@@ -162,7 +195,7 @@ def write(args, sweep: list[dict], rates: dict, cells: list[dict], invocations: 
                verdict_table([r for r in verdicts if not r["primary"]])]
         for knob in design.KNOBS:
             if any(h == knob for h, _ in bases):
-                md += ["", f"### Every arm at hard_share = {knob:g}", "", arm_table(runs, bases, knob, k)]
+                md += ["", f"### Every arm at hard_share = {knob:g}", "", arm_table(runs, bases, knob, ARM_ORDER)]
     md += ["", "## Learning-rate sweep (validation problems, per knob)", "",
            f"Seeds {list(design.SWEEP_SEEDS)}; rates {list(design.SWEEP_LRS)} and {design.EDGE_LR:g} where an arm's "
            "best is the grid's top; objective for every arm: validation pass@1 + pass@16 on q0."]
