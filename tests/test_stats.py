@@ -57,3 +57,34 @@ def test_equivalence_is_the_worse_of_two_one_sided_tests():
     assert out["p_lower"] == pytest.approx(sf_df2(0.06 / (0.01 / math.sqrt(3))), rel=1e-9)
     assert out["p_upper"] == pytest.approx(sf_df2(0.02 / (0.01 / math.sqrt(3))), rel=1e-9)
     assert out["p"] == out["p_upper"]
+
+
+def test_welch_by_hand():
+    # a = [1, 3]: mean 2, variance 2, se^2 = 1; b = [0, 0, 0]: se^2 = 0. df = 1^2 / (1^2 / 1) = 1, t(0.975, 1) =
+    # 12.706: 2 +- 12.706; p = 2 * P(T_1 > 2) = 1 - 2 atan(2) / pi = 0.2952
+    from tagrpo.evaluation.stats import welch
+
+    r = welch([1.0, 3.0], [0.0, 0.0, 0.0])
+    assert r["mean"] == 2.0 and r["n"] == 5
+    assert abs(r["lo"] - (2 - 12.7062)) < 1e-3 and abs(r["hi"] - (2 + 12.7062)) < 1e-3
+    assert abs(r["p"] - (1 - 2 * math.atan(2) / math.pi)) < 1e-9
+    assert math.isnan(welch([1.0], [0.0, 1.0])["lo"])  # below two values on a side: no interval
+
+
+def test_welch_is_antisymmetric():
+    from tagrpo.evaluation.stats import welch
+
+    a, b = [0.1, 0.4, 0.3], [0.0, -0.2, 0.1, 0.05]
+    ab, ba = welch(a, b), welch(b, a)
+    assert abs(ab["mean"] + ba["mean"]) < 1e-12 and abs(ab["lo"] + ba["hi"]) < 1e-12 and ab["p"] == ba["p"]
+
+
+def test_seeds_for_half_width_by_hand():
+    # half 8 pp at 5 seeds: sd = 0.08 sqrt(5) / t(0.975, 4) = 0.08 x 2.2361 / 2.7764 = 0.06443. 12 seeds: t(11)
+    # 2.2010 x 0.06443 / 3.4641 = 0.04094 > 0.04; 13 seeds: 2.1788 x 0.06443 / 3.6056 = 0.03893: 13 (the fixed-t
+    # rule n (half / target)^2 would say 20)
+    from tagrpo.evaluation.stats import seeds_for_half_width
+
+    assert seeds_for_half_width(0.08, 5, 0.04) == 13
+    assert seeds_for_half_width(0.124, 10, 0.04) == 75  # v1's widest primary interval (issue 32: "about 75")
+    assert seeds_for_half_width(0.03, 10, 0.04) <= 10  # already inside the target

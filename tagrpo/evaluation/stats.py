@@ -5,6 +5,9 @@ and returns numbers; the verdict code of the embedded world and of the real-mode
 
 - :func:`interval`: mean and the Student-t interval (95% by default).
 - :func:`t_test`: two-sided p-value of ``mean == null``.
+- :func:`welch`: the difference of two independent means (unpaired samples, unequal variances): Welch's interval
+  and two-sided p.
+- :func:`seeds_for_half_width`: the seeds a paired difference needs for a target half-width, at the spread seen.
 - :func:`holm`: Holm's step-down adjusted p-values of a family (controls the family-wise error rate).
 - :func:`equivalence`: two one-sided tests (TOST) of ``|mean| < margin``: both one-sided p-values and their max,
   which is below ``alpha`` exactly when the ``1 - 2*alpha`` interval lies inside ``(-margin, margin)``.
@@ -42,6 +45,32 @@ def t_test(values: list[float], null: float = 0.0) -> float:
     if se == 0:
         return 1.0 if diff == 0 else 0.0
     return float(2 * student_t.sf(abs(diff) / se, len(values) - 1))
+
+
+def welch(a: list[float], b: list[float], level: float = 0.95) -> dict:
+    """``{"mean", "lo", "hi", "n", "p"}`` of ``mean(a) - mean(b)`` for independent samples: Welch-Satterthwaite
+    degrees of freedom, Student-t interval and two-sided p; ``n`` is ``len(a) + len(b)``; NaN below two of each."""
+    n = len(a) + len(b)
+    if len(a) < 2 or len(b) < 2:
+        m = mean(a) - mean(b) if a and b else math.nan
+        return {"mean": m, "lo": math.nan, "hi": math.nan, "n": n, "p": math.nan}
+    va, vb = stdev(a) ** 2 / len(a), stdev(b) ** 2 / len(b)
+    m, se = mean(a) - mean(b), math.sqrt(va + vb)
+    if se == 0:
+        return {"mean": m, "lo": m, "hi": m, "n": n, "p": 1.0 if m == 0 else 0.0}
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    half = student_t.ppf(0.5 + level / 2, df) * se
+    return {"mean": m, "lo": m - half, "hi": m + half, "n": n, "p": float(2 * student_t.sf(abs(m) / se, df))}
+
+
+def seeds_for_half_width(half: float, n: int, target: float, level: float = 0.95) -> int:
+    """The smallest seed count whose Student-t ``level`` half-width is at most ``target``, for the standard deviation
+    implied by ``half`` at ``n`` seeds (each count with its own t quantile, not the one of ``n``)."""
+    sd = half * math.sqrt(n) / student_t.ppf(0.5 + level / 2, n - 1)
+    m = 2
+    while student_t.ppf(0.5 + level / 2, m - 1) * sd / math.sqrt(m) > target:
+        m += 1
+    return m
 
 
 def holm(pvalues: list[float]) -> list[float]:

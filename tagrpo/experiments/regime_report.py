@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from tagrpo.evaluation.stats import interval  # noqa: E402
+from tagrpo.evaluation.stats import interval, seeds_for_half_width  # noqa: E402
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
 from tagrpo.experiments import study  # noqa: E402
 from tagrpo.experiments.machine import machine  # noqa: E402
@@ -93,7 +93,8 @@ def verdict_table(rows: list[dict]) -> str:
         half = (r["hi"] - r["lo"]) / 2 if not math.isnan(r["lo"]) else math.nan
         p_holm = r.get("p_holm")
         out.append([f"{r['knob']:g}", f"{label(r['arm'])} - {label(r['ref'])}", r["subset"], f"pass@{r['k']}",
-                    pct(r, sign=True), r["n"], "-" if math.isnan(half) else f"{100 * half:.1f}",
+                    "-" if math.isnan(r["mean"]) else pct(r, sign=True), r["n"],
+                    "-" if math.isnan(half) else f"{100 * half:.1f}",
                     f"{r['p']:.2g}" if not math.isnan(r["p"]) else "-",
                     "" if p_holm is None else (f"{p_holm:.2g}" if not math.isnan(p_holm) else "-"),
                     f"**{r['verdict']}**"])
@@ -270,7 +271,8 @@ def conditions(runs: dict, bases: dict, verdicts: list[dict]) -> list[list]:
     if wide:
         widths = [(r["hi"] - r["lo"]) / 2 for r in wide]
         widest = max(widths)
-        needed = math.ceil(max(r["n"] for r in wide) * (widest / HALF_WIDTH_TARGET) ** 2)
+        r = max(wide, key=lambda r: (r["hi"] - r["lo"]) / 2)
+        needed = seeds_for_half_width(widest, r["n"], HALF_WIDTH_TARGET)
         detail = (f" ({100 * min(widths):.1f}-{100 * widest:.1f} pp, pass@"
                   f"{'/'.join(sorted({str(r['k']) for r in wide}))} at h = "
                   f"{'/'.join(f'{h:g}' for h in sorted({r['knob'] for r in wide}))}; "

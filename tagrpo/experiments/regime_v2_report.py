@@ -34,7 +34,7 @@ def sweep_table(rows: list[dict], rates: dict, knob: float) -> str:
     """Every arm x rate at one knob: seeds, mean objective and validation pass@1, the chosen rate marked."""
     out = []
     chosen = rates.get(knob, {})
-    for arm in dict.fromkeys(r["arm"] for r in rows if r["knob"] == knob):
+    for arm in sorted(dict.fromkeys(r["arm"] for r in rows if r["knob"] == knob), key=lambda a: a != "base"):
         for lr in sorted({r["learning_rate"] for r in rows if r["knob"] == knob and r["arm"] == arm}):
             rs = [r for r in rows if r["knob"] == knob and r["arm"] == arm and r["learning_rate"] == lr]
             mark = "**chosen**" if arm != "base" and chosen.get(arm) == lr else ""

@@ -46,6 +46,7 @@ EXTRA_LABELS = {
     "grpo_matched": "GRPO-long at in-step's rollouts",
     "grpo_matched_history": "GRPO-long at history's rollouts",
     "weighted": "TA-GRPO, rephrased weight (chosen per knob)",
+    "cost change": "equal-sampling GRPO, on the 4x base minus on the shipped base (Welch)",
 }
 
 
