@@ -10,6 +10,10 @@ extra) and saves an ordinary model directory, in bf16, into the cache:
   nothing that looks finished; a second fetch finds ``tagrpo_model.json`` and does nothing.
 
 Failures (no network, a corrupted download, a full disk) raise ``FetchError`` with one line saying which.
+
+``check_model`` vets the ``--model`` of ``tagrpo train``, ``eval`` and ``probe``: a model directory, a hub id, or a
+PEFT adapter directory (``adapter_base`` reads its base from ``adapter_config.json``; ``tagrpo eval`` and ``probe``
+load it merged into that base, ``tagrpo.evaluation.engines``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from tagrpo.common.errors import InputError, TagrpoError
 from tagrpo.common.fields import helped
 
 MARKER = "tagrpo_model.json"
+ADAPTER_CONFIG = "adapter_config.json"  # what marks a PEFT adapter directory
 _HUB_ID = re.compile(r"^[\w.-]+(/[\w.-]+)?$")
 
 
@@ -66,9 +71,30 @@ MODELS = {
 }
 
 
+def adapter_base(path: str) -> str | None:
+    """The base model of a PEFT adapter directory (``base_model_name_or_path`` in its ``adapter_config.json``, as
+    ``tagrpo train use_peft=true`` saves it), or None when ``path`` is not one."""
+    file = os.path.join(path, ADAPTER_CONFIG)
+    if not os.path.isfile(file):
+        return None
+    with open(file, encoding="utf-8") as f:
+        base = json.load(f).get("base_model_name_or_path")
+    if not base:
+        raise InputError(f"model {path!r}: {ADAPTER_CONFIG} names no base model (base_model_name_or_path)")
+    return base
+
+
 def check_model(model: str) -> str:
-    """``model`` if it is a local model directory or can be a hub id; a one-line ``InputError`` otherwise."""
+    """``model`` if it is a local model directory, a PEFT adapter directory whose base passes this check, or can be a
+    hub id; a one-line ``InputError`` otherwise."""
     if os.path.isdir(model):
+        base = adapter_base(model)
+        if base is not None:
+            try:
+                check_model(base)
+            except InputError as err:
+                raise InputError(f"model {model!r} is a LoRA adapter whose base cannot be loaded: {err}") from None
+            return model
         if not os.path.exists(os.path.join(model, "config.json")):
             raise InputError(f"model {model!r}: the directory has no config.json, so it is not a model directory")
         return model

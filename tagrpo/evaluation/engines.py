@@ -1,13 +1,23 @@
-"""Generation engines for evaluation: vLLM when it is installed and a GPU is present, else transformers."""
+"""Generation engines for evaluation: vLLM when it is installed and a GPU is present, else transformers.
+
+Either reads a PEFT adapter directory (what ``tagrpo train use_peft=true`` saves: ``final/`` or a ``checkpoint-*``)
+as its base model with the adapter merged into the weights (``load_merged_adapter``): the same model a separately
+merged and saved copy is, so the same samples and pass@k (``tests/test_lora.py``). vLLM loads from a directory, so
+its engine first writes the merged model to a temporary one (deleted with the engine; not run on a GPU yet).
+"""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Sequence
 
 import torch
 
+from tagrpo.common.errors import InputError
 from tagrpo.common.modes import check_mode
-from tagrpo.generation import load_causal_lm, sample_responses
+from tagrpo.generation import load_causal_lm, load_tokenizer, sample_responses
+from tagrpo.models import adapter_base
 
 ENGINES = ("auto", "vllm", "transformers")
 
@@ -24,7 +34,10 @@ class TransformersEngine:
     """Batched ``generate`` with transformers (CPU or GPU)."""
 
     def __init__(self, model_path: str, batch_size: int = 256, dtype: str = "auto"):
-        self.model, self.tokenizer = load_causal_lm(model_path, dtype=dtype)
+        if adapter_base(model_path) is None:
+            self.model, self.tokenizer = load_causal_lm(model_path, dtype=dtype)
+        else:
+            self.model, self.tokenizer = load_merged_adapter(model_path, dtype=dtype)
         self.batch_size = batch_size
 
     def generate(
@@ -59,6 +72,13 @@ class VLLMEngine:
     def __init__(self, model_path: str, gpu_memory_utilization: float = 0.9):
         from vllm import LLM
 
+        self._merged = None
+        if adapter_base(model_path) is not None:
+            self._merged = tempfile.TemporaryDirectory(prefix="tagrpo-merged-")
+            model, tokenizer = load_merged_adapter(model_path, device="cpu", dtype="auto")
+            model.save_pretrained(self._merged.name)
+            tokenizer.save_pretrained(self._merged.name)
+            model_path = self._merged.name
         self.llm = LLM(model=model_path, gpu_memory_utilization=gpu_memory_utilization)
         self.tokenizer = self.llm.get_tokenizer()
 
@@ -80,6 +100,23 @@ class VLLMEngine:
     ) -> list[list[str]]:
         """One request for the group, each prompt seeded from ``seed`` and its position in the group."""
         return self.generate(prompts, n, temperature, top_p, max_new_tokens, [seed + i for i in range(len(prompts))])
+
+
+def load_merged_adapter(path: str, device: str | None = None, dtype: str = "auto"):
+    """``(model, tokenizer)`` of the PEFT adapter directory ``path``: its base (``tagrpo.models.adapter_base``) loaded
+    as ``load_causal_lm`` loads a model, the adapter merged into its weights; the tokenizer saved with the adapter,
+    else the base's."""
+    try:
+        from peft import PeftModel
+    except ImportError as err:
+        raise InputError(f"model {path!r} is a LoRA adapter; loading it needs peft: pip install 'tagrpo[peft]'"
+                         ) from err
+    base = adapter_base(path)
+    model, tokenizer = load_causal_lm(base, device=device, dtype=dtype)
+    if os.path.exists(os.path.join(path, "tokenizer_config.json")):
+        tokenizer = load_tokenizer(path)
+    merged = PeftModel.from_pretrained(model, path).merge_and_unload()
+    return merged.eval(), tokenizer
 
 
 def make_engine(name: str, model_path: str, batch_size: int = 256):

@@ -12,18 +12,22 @@ sentence naming the method, what tagrpo expects and what it found:
   ``_get_per_token_logps_and_entropies`` return (``tagrpo.common.contracts.arity``);
 - on a tiny TRL run (``behaviour``: a plain ``GRPOTrainer`` on a tiny random model, one step on the CPU, seconds):
   what those methods return and what TRL's step does with it, the values the overrides rely on
-  (``behaviour_clauses``; ``tests/test_trl_contract.py`` runs it on the installed TRL and on changed copies).
+  (``behaviour_clauses``; ``tests/test_trl_contract.py`` runs it on the installed TRL and on changed copies). With
+  ``beta`` > 0 that includes the reference log-probs: the reference model's, or with a PEFT adapter the policy's with
+  the adapter disabled, on the ``prompt_ids`` the step returns, where tagrpo puts q0 (``tests/test_lora.py``).
 """
 
 from __future__ import annotations
 
 import copy
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 import trl
 import trl.trainer.utils as trl_utils
+from accelerate.utils import is_peft_model
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
@@ -102,6 +106,7 @@ class StepRecord:
     tokenized: object  # what `_tokenize_prompts(prompts)` returned
     decoded: list[str]  # the completion ids `_generate` returned, decoded by the processing class
     logps: object  # what `_get_per_token_logps_and_entropies` returned on the step's prompts and completions
+    reference: torch.Tensor | None = None  # (R, T) the reference's log-probs on them; None when beta is 0
 
 
 def record_step(trainer: GRPOTrainer, questions: int = 2) -> StepRecord:
@@ -127,11 +132,31 @@ def record_step(trainer: GRPOTrainer, questions: int = 2) -> StepRecord:
         mask = torch.cat([output["prompt_mask"], output["completion_mask"]], dim=1)  # (R, P+T)
         logps = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, output["completion_ids"].size(1),
                                                            batch_size=len(prompts))
+        reference = None
+        if trainer.beta != 0.0:
+            with _reference_model(trainer) as model:
+                reference = trainer._get_per_token_logps_and_entropies(
+                    model, ids, mask, output["completion_ids"].size(1), batch_size=len(prompts)
+                )[0]  # (R, T)
     return StepRecord(
         group, prompts, calls, generated, results.get("_calculate_rewards"), trainer.reward_weights.cpu(), output,
         None if logs is None else list(logs)[-rows:], trainer._metrics, trainer._tokenize_prompts(prompts),
-        trainer.processing_class.batch_decode(completion_ids, skip_special_tokens=True), logps,
+        trainer.processing_class.batch_decode(completion_ids, skip_special_tokens=True), logps, reference,
     )
+
+
+@contextmanager
+def _reference_model(trainer):
+    """The model whose log-probs tagrpo expects as the reference: TRL's ``ref_model``, else (a PEFT policy) the
+    policy with its adapter disabled, i.e. the base model."""
+    if trainer.ref_model is not None:
+        yield trainer.ref_model
+        return
+    policy = trainer.accelerator.unwrap_model(trainer.model)
+    if not is_peft_model(policy):
+        raise ValueError("a trainer with beta > 0 has neither a reference model nor a PEFT adapter to disable")
+    with policy.disable_adapter():
+        yield trainer.model
 
 
 def _spy(original, name: str, calls: list, results: dict):
@@ -162,6 +187,7 @@ def behaviour_clauses(record: StepRecord) -> list[Clause]:
         Clause("logged advantages", lambda: _logged_advantages(record)),
         Clause("metrics", lambda: _metrics(record)),
         Clause("log-probs", lambda: _logps(record)),
+        Clause("reference log-probs", lambda: _reference(record)),
     ]
 
 
@@ -282,6 +308,19 @@ def _logps(record: StepRecord) -> str | None:
     if problem is None and not (torch.is_tensor(record.logps[0]) and tuple(record.logps[0].shape) == want):
         return f"{LABEL}'s `{name}` now returns {_show(record.logps[0])} first; tagrpo expects the {want} log-probs"
     return problem
+
+
+def _reference(record: StepRecord) -> str | None:
+    want, got = record.reference, record.output.get("ref_per_token_logps")  # (R, T), (R, T)
+    if want is None:
+        return None  # beta 0: TRL computes no reference
+    if got is None:
+        return (f"{LABEL}'s step with beta > 0 no longer returns `ref_per_token_logps` (it returns "
+                f"{sorted(record.output)})")
+    if got.shape == want.shape and torch.allclose(got, want, atol=1e-5):
+        return None
+    return (f"{LABEL}'s `ref_per_token_logps` are no longer the reference's log-probs (the reference model, or the "
+            "policy with its adapter disabled) on the step's `prompt_ids`, where tagrpo puts the anchored prompt")
 
 
 def _lists(value) -> list | None:

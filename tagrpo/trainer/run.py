@@ -25,6 +25,7 @@ from tagrpo.data import fit_rephrasings, load_questions
 from tagrpo.data.prompts import TEMPLATES, format_prompt
 from tagrpo.rewards import REWARDS, get_reward
 from tagrpo.trainer.config import TAGRPOConfig
+from tagrpo.trainer.lora import check_lora_keys, lora_config
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +50,15 @@ class TrainJob:
     )
     reward: str = field(default="math", metadata={"help": f"Reward function; one of {tuple(REWARDS)}."})
     max_questions: int | None = field(default=None, metadata={"help": "Keep only the first K questions."})
+    use_peft: bool = field(default=False, metadata={"help": "Train a LoRA adapter (PEFT) instead of every weight."})
+    lora_r: int = field(default=16, metadata={"help": "With use_peft, the LoRA rank."})
+    lora_alpha: int = field(default=32, metadata={"help": "With use_peft, the LoRA scaling numerator (alpha / r)."})
+    lora_dropout: float = field(default=0.05, metadata={"help": "With use_peft, dropout on the LoRA input."})
+    lora_target_modules: list[str] | None = field(
+        default=None,
+        metadata={"help": "With use_peft, the modules to adapt (names, a regular expression or all-linear); unset: "
+                  "PEFT's default for the architecture."},
+    )
 
 
 def known_keys() -> set[str]:
@@ -68,6 +78,7 @@ def split_config(values: dict) -> tuple[TrainJob, TAGRPOConfig]:
     job_keys = {f.name for f in dataclasses.fields(TrainJob)}
     cfg_keys = {f.name for f in dataclasses.fields(TAGRPOConfig) if f.init}
     _unknown(values, "config")
+    check_lora_keys(values)
     missing = [k for k in ("model", "data") if k not in values]
     if missing:
         raise InputError(f"config lacks required keys: {', '.join(missing)}")
@@ -163,13 +174,18 @@ def trainer_class(config: TAGRPOConfig) -> type:
 
 
 def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
-    """Train and save the final model to ``output_dir/final``; returns the trainer (``trainer_class(config)``)."""
+    """Train and save the final model to ``output_dir/final`` (the adapter alone with ``use_peft``); returns the
+    trainer (``trainer_class(config)``)."""
     from datasets import Dataset
 
     from tagrpo.generation import load_tokenizer
-    from tagrpo.models import check_model
+    from tagrpo.models import adapter_base, check_model
 
     check_model(job.model)
+    base = adapter_base(job.model)
+    if base is not None:
+        raise InputError(f"model {job.model!r} is a LoRA adapter; train from its base model={base} with use_peft=true")
+    peft_config = lora_config(job)
     rows, counts = build_rows(job, config.num_rephrasings, config.short_rephrasings)
     if not rows:
         raise InputError(
@@ -192,6 +208,7 @@ def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         callbacks=callbacks,
+        peft_config=peft_config,
     )
     trainer.train(resume_from_checkpoint=resolve_resume(config.resume_from_checkpoint, config.output_dir))
     trainer.save_model(os.path.join(config.output_dir, "final"))
