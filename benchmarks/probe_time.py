@@ -34,11 +34,12 @@ LIMIT_S = 600
 
 
 def sums_rows(seed: int) -> list[dict]:
-    """The study's test problems, q0 spelled, rephrased into the other forms (their names as types)."""
+    """The first study's test problems (its ``ordered`` splits), q0 spelled, rephrased into the other forms (their
+    names as types)."""
     q0 = "spelled"
     types = [f for f in real_task.FORMS if f != q0]
     return [{**r, "rephrasing_provenance": [{"type": t} for t in types]}
-            for r in real_task.questions("test", q0, "main", seed)]
+            for r in real_task.questions("test", q0, "main", seed, scheme="ordered")]
 
 
 def main(argv=None) -> int:

@@ -1,22 +1,27 @@
-"""Training rollouts per second on SmolLM2-135M-Instruct: today's settings against the study's, side by side.
+"""Training rollouts per second on SmolLM2-135M-Instruct: the first real study's settings against the second's, side
+by side (issue 33).
 
 Command (what produced benchmarks/results/real_throughput.*):
 
-    .venv/bin/python benchmarks/real_throughput.py
+    .venv/bin/python benchmarks/real_throughput.py --steps 4 --rounds 2
 
-Each setting trains TA-GRPO (N=3, G=2) from the base on the real study's training sums
+Each setting trains TA-GRPO (N=3, G=2) from the base on its study's training sums
 (``tagrpo/experiments/real_task.py``) for ``--steps`` generation steps, ``--rounds`` times, the settings interleaved
-(A, B, A, B, ...) in one process so that both see the same machine in the same sitting. Rollouts per second =
-completions generated over the wall time of the generation steps after the first (a callback stamps each step; model
-loading and the first step's warm-up are left out). Every setting's prompt is also scored on the base model:
-accuracy on q0's form over validation problems (``--accuracy-questions`` x 8 samples at the study's evaluation
-sampling), so a faster prompt that the model answers worse shows.
+(A, B, A, B, ...) so that both see the same machine in the same sitting; a setting with 2 workers trains two runs
+at once (one torch thread each, as the studies run their cells) and adds their rollouts per second. Rollouts per
+second = completions generated over the wall time of the generation steps after the first (a callback stamps each
+step; model loading and the first step's warm-up are left out); rollouts per CPU second divide by the process's
+CPU time over the same steps instead, which other processes on the cores do not inflate. Every setting's prompt is
+also scored on the base model on the same questions: accuracy on q0's form over the second study's validation
+problems (``--accuracy-questions`` x 8 samples at the studies' evaluation sampling), with a 95% interval over
+questions, so that a faster setting that the model answers worse shows.
 
-- ``today``: ``studies/real_model.py``'s settings: the two-example ``fewshot`` template in the chat template,
-  24 completion tokens, 2 questions per step, one optimizer step per generation, bf16 autocast.
-- ``study``: what ``studies/real_study.py`` trains with (``STUDY`` there).
+- ``study``: what ``studies/real_study.py`` trained with (``real_study.STUDY``).
+- ``v2``: what ``studies/real_study_v2.py`` trains with (``real_study_v2.STUDY``).
 
-Writes ``real_throughput.json`` and ``real_throughput.md`` into ``--out``.
+An earlier run of this benchmark (the pilot's settings against the first study's: 3.01x, 1.01 against 3.05
+rollouts/s) is in the git history of ``benchmarks/results/real_throughput.md``. Writes ``real_throughput.json`` and
+``real_throughput.md`` into ``--out``.
 """
 
 from __future__ import annotations
@@ -31,25 +36,23 @@ from statistics import mean
 import torch
 from transformers import TrainerCallback
 
+from tagrpo.evaluation.stats import interval
 from tagrpo.evaluation.tables import markdown_table
 from tagrpo.experiments import real_task
 from tagrpo.experiments.machine import machine
 
 ACCURACY_SAMPLES = 8
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-TODAY = {"template": "fewshot", "system_prompt": None, "max_completion_length": 24, "questions": 2, "num_iterations": 1,
-         "steps_per_generation": 1, "beta": 0.0, "generation_autocast": False, "cpu_completion_scoring": False,
-         "workers": 1}
 
 
 class StepClock(TrainerCallback):
-    """Wall-clock stamps at the end of every optimizer step."""
+    """Wall-clock and process CPU stamps at the end of every optimizer step."""
 
     def __init__(self):
-        self.stamps: list[float] = []
+        self.stamps: list[tuple[float, float]] = []
 
     def on_step_end(self, args, state, control, **kwargs):
-        self.stamps.append(time.perf_counter())
+        self.stamps.append((time.perf_counter(), time.process_time()))
 
 
 def train_steps(model_dir: str, work: str, setting: dict, steps: int, q0: str) -> dict:
@@ -65,29 +68,32 @@ def train_steps(model_dir: str, work: str, setting: dict, steps: int, q0: str) -
     start = time.perf_counter()
     trainer = run_train(job, config, callbacks=[clock])
     per_generation = iters * split  # optimizer updates per generation batch
-    generation_ends = clock.stamps[per_generation - 1::per_generation]  # the end of each generation's last update
-    timed = generation_ends[-1] - generation_ends[0]
-    rollouts = (len(generation_ends) - 1) * q * (n + 1) * g
-    return {"rollouts_per_s": rollouts / timed, "timed_s": timed, "timed_rollouts": rollouts,
-            "total_s": time.perf_counter() - start, "trainer_rollouts": trainer.rollouts}
+    ends = clock.stamps[per_generation - 1::per_generation]  # the end of each generation's last update
+    timed, cpu = ends[-1][0] - ends[0][0], ends[-1][1] - ends[0][1]
+    rollouts = (len(ends) - 1) * q * (n + 1) * g
+    return {"rollouts_per_s": rollouts / timed, "rollouts_per_cpu_s": rollouts / cpu, "timed_s": timed,
+            "timed_cpu_s": cpu, "timed_rollouts": rollouts, "total_s": time.perf_counter() - start,
+            "trainer_rollouts": trainer.rollouts}
 
 
-def base_accuracy(model_dir: str, setting: dict, q0: str, count: int) -> float:
+def base_accuracy(model_dir: str, setting: dict, q0: str, count: int | None) -> dict:
+    """Accuracy on q0's form of the base model under ``setting``'s prompt, on the second study's validation
+    problems (the same questions for every setting): the mean over questions and its 95% interval."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.data.prompts import render_prompt
-    from tagrpo.evaluation.sampling import correct_counts, sample_responses
     from tagrpo.experiments.real_study import EVAL_SAMPLING
-    from tagrpo.rewards.math import boxed_or_last_number_correct
+    from tagrpo.experiments.real_study import correct as score
+    from tagrpo.experiments.real_study import sample as draw
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16)
     rows = real_task.questions("validation", q0, "main", seed=0, count=count)
-    prompts = [render_prompt(r["prompt"], tokenizer, setting["template"], True, setting["system_prompt"]) for r in rows]
-    responses = sample_responses(model, tokenizer, prompts, ACCURACY_SAMPLES, **EVAL_SAMPLING,
-                                 max_new_tokens=setting["max_completion_length"], seed=0, progress=False)
-    counts = correct_counts(responses, [r["answer"] for r in rows], boxed_or_last_number_correct)
-    return float(counts.sum() / (ACCURACY_SAMPLES * len(rows)))
+    start = time.perf_counter()
+    hits = score(draw(model, tokenizer, [r["prompt"] for r in rows], ACCURACY_SAMPLES, 0,
+                      setting["max_completion_length"], setting), rows)
+    per_question = [sum(h) / ACCURACY_SAMPLES for h in hits]
+    return {**interval(per_question), "questions": len(rows), "samples": ACCURACY_SAMPLES,
+            "sampling": EVAL_SAMPLING, "wall_s": time.perf_counter() - start}
 
 
 def timed_run(setting: dict, steps: int, q0: str, work: str) -> dict:
@@ -110,16 +116,18 @@ def timed_run(setting: dict, steps: int, q0: str, work: str) -> dict:
             raise RuntimeError(f"a timed run failed:\n{err.decode()[-3000:]}")
         with open(result, encoding="utf-8") as f:
             got.append(json.load(f))
-    return {"rollouts_per_s": sum(g["rollouts_per_s"] for g in got), "workers": got}
+    return {"rollouts_per_s": sum(g["rollouts_per_s"] for g in got),
+            "rollouts_per_cpu_s": sum(g["rollouts_per_cpu_s"] for g in got), "workers": got}
 
 
 def main() -> None:
-    from tagrpo.experiments.real_study import STUDY
+    from tagrpo.experiments.real_study_v2 import SETTINGS
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=6, help="generation steps per timed run (the first is warm-up)")
     parser.add_argument("--rounds", type=int, default=2, help="timed runs per setting, interleaved")
-    parser.add_argument("--accuracy-questions", type=int, default=60)
+    parser.add_argument("--settings", default="study,v2", help="names of real_study_v2.SETTINGS, the first the old")
+    parser.add_argument("--accuracy-questions", type=int, default=None, help="default: every validation problem")
     parser.add_argument("--q0", default="spelled", help="q0's form")
     parser.add_argument("--work-dir", default="outputs/real_throughput")
     parser.add_argument("--out", default=RESULTS)
@@ -134,41 +142,63 @@ def main() -> None:
         with open(args.result, "w", encoding="utf-8") as f:
             json.dump({**got, "threads": torch.get_num_threads()}, f)
         return
-    settings = {"today": TODAY, "study": {k: STUDY[k] for k in TODAY}}
+    settings = {name: SETTINGS[name] for name in args.settings.split(",")}
+    old, new = list(settings)
     runs: dict[str, list[dict]] = {name: [] for name in settings}
-    start = time.perf_counter()
+    start, load = time.perf_counter(), [round(os.getloadavg()[0], 2)]
     for r in range(args.rounds):
         for name, setting in settings.items():
             got = timed_run(setting, args.steps, args.q0, os.path.join(args.work_dir, f"{name}{r}"))
             runs[name].append(got)
-            print(f"round {r} {name}: {got['rollouts_per_s']:.2f} rollouts/s", flush=True)
+            load.append(round(os.getloadavg()[0], 2))
+            print(f"round {r} {name}: {got['rollouts_per_s']:.2f} rollouts/s, {got['rollouts_per_cpu_s']:.2f} "
+                  "per CPU s", flush=True)
     accuracy = {name: base_accuracy(model_dir, s, args.q0, args.accuracy_questions) for name, s in settings.items()}
     speed = {name: mean(x["rollouts_per_s"] for x in rs) for name, rs in runs.items()}
+    cpu_speed = {name: mean(x["rollouts_per_cpu_s"] for x in rs) for name, rs in runs.items()}
     saved = {"command": "python benchmarks/real_throughput.py " + " ".join(sys.argv[1:]), "machine": machine(),
-             "settings": settings, "runs": runs, "rollouts_per_s": speed, "speedup": speed["study"] / speed["today"],
-             "base_q0_accuracy": accuracy, "q0": args.q0, "wall_s": time.perf_counter() - start}
+             "load_average_1m": load, "settings": settings, "runs": runs, "rollouts_per_s": speed,
+             "rollouts_per_cpu_s": cpu_speed, "speedup": speed[new] / speed[old],
+             "speedup_cpu": cpu_speed[new] / cpu_speed[old], "base_q0_accuracy": accuracy, "q0": args.q0,
+             "wall_s": time.perf_counter() - start}
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "real_throughput.json"), "w", encoding="utf-8") as f:
         json.dump(saved, f, indent=1)
-    rows = [[name, ", ".join(f"{k}={v}" for k, v in s.items()), len(runs[name]),
-             " / ".join(f"{x['rollouts_per_s']:.2f}" for x in runs[name]), f"{speed[name]:.2f}",
-             f"{100 * accuracy[name]:.1f}"] for name, s in settings.items()]
-    md = [
-        "# Training rollouts per second on SmolLM2-135M-Instruct: today's settings against the study's",
-        "",
-        f"Command: `{saved['command']}`. Machine: {saved['machine']}. Wall time {saved['wall_s'] / 60:.1f} min. "
-        f"TA-GRPO (N=3, G=2), {args.steps} generation steps per run (the first not timed), settings interleaved "
-        f"over {args.rounds} rounds in one sitting; a setting with 2 workers trains two runs at once (one torch "
-        "thread each, as the study runs its cells) and adds their rollouts per second.",
-        "",
-        markdown_table(["setting", "what", "runs", "rollouts/s per run", "rollouts/s (mean)",
-                        f"base accuracy on q0 ({args.q0}), validation, %"], rows),
-        "",
-        f"Speed-up, study over today: **{saved['speedup']:.2f}x** (means of the runs; one machine, one sitting).",
-        "",
-    ]
     with open(os.path.join(args.out, "real_throughput.md"), "w", encoding="utf-8") as f:
-        f.write("\n".join(md))
+        f.write(render(saved, args))
+
+
+def render(saved: dict, args) -> str:
+    settings, runs, accuracy = saved["settings"], saved["runs"], saved["base_q0_accuracy"]
+    old, new = list(settings)
+    changed = {k: (settings[old].get(k), settings[new].get(k)) for k in {*settings[old], *settings[new]}
+               if settings[old].get(k) != settings[new].get(k)}
+    rows = [[name, len(runs[name]), " / ".join(f"{x['rollouts_per_s']:.2f}" for x in runs[name]),
+             f"{saved['rollouts_per_s'][name]:.2f}", f"{saved['rollouts_per_cpu_s'][name]:.2f}",
+             f"{100 * accuracy[name]['mean']:.1f} [{100 * accuracy[name]['lo']:.1f}, {100 * accuracy[name]['hi']:.1f}]"]
+            for name in settings]
+    return "\n".join([
+        "# Training rollouts per second on SmolLM2-135M-Instruct: the first real study's settings against the second's",
+        "",
+        f"Command: `{saved['command']}`. Machine: {saved['machine']}; 1-minute load average at the start and after "
+        f"each run: {saved['load_average_1m']} (other processes shared the cores: compare the rows, measured "
+        f"interleaved in one sitting). Wall time {saved['wall_s'] / 60:.1f} min. TA-GRPO (N=3, G=2), {args.steps} "
+        f"generation steps per run (the first not timed), settings interleaved over {args.rounds} rounds; 2 workers "
+        "train two runs at once (one torch thread each, as the studies run their cells) and add their rollouts per "
+        "second.",
+        "",
+        f"Settings: `{old}` = {settings[old]}. `{new}` changes "
+        + ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in sorted(changed.items())) + ".",
+        "",
+        markdown_table(["setting", "runs", "rollouts/s per run", "rollouts/s (mean)", "rollouts per CPU s (mean)",
+                        f"base accuracy on q0 ({saved['q0']}), validation, % [95% CI over questions]"], rows),
+        "",
+        f"Speed-up, {new} over {old}: **{saved['speedup']:.2f}x** in rollouts per wall second, "
+        f"**{saved['speedup_cpu']:.2f}x** per CPU second (means of the runs; one machine, one sitting). Base "
+        f"accuracy: {accuracy[new]['questions']} validation questions x {accuracy[new]['samples']} samples each, the "
+        "same questions and sampling seed for both.",
+        "",
+    ])
 
 
 if __name__ == "__main__":

@@ -5,10 +5,17 @@
   it has none, and a causal LM in eval mode on the GPU when there is one (or on the device given);
 - :func:`generate_batch`: one left-padded ``generate`` call, with the token counts of every completion;
 - :func:`sample_responses`: ``n`` responses per prompt in batches, seeded without touching the caller's RNG.
+
+Both take ``share_prompt_cache``: ``generate`` repeats each prompt ``n`` times before it runs the prompt through
+the model (its ``num_return_sequences``), so ``n`` samples cost ``n`` prompt passes; with the option each prompt
+runs once, all but its last token, and the key/value cache is repeated over the samples. The samples are the
+same, drawn in the same order from the same random stream (``tests/test_eval.py``: equal on a tiny fp32 model;
+in bf16 the logits may differ in the last bits); the prompt pass costs ``1/n``. Off by default.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 import torch
@@ -39,24 +46,43 @@ def load_causal_lm(path: str, padding_side: str | None = None, device: str | Non
     return model, tokenizer
 
 
+def _prompt_cache(model, ids: torch.Tensor, mask: torch.Tensor, copies: int) -> dict:
+    """``generate``'s inputs for ``copies`` samples of each left-padded prompt with the prompt (but its last token)
+    run once: the ids and mask repeated, and the key/value cache repeated over the copies."""
+    accepts = inspect.signature(type(model).forward).parameters
+    name = "cache" if "cache" in accepts else "past_key_values"
+    positions = None  # as generate numbers the prompt: from the mask where the model takes position ids
+    if "position_ids" in accepts:
+        positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)[:, :-1]  # (B, P - 1)
+    out = model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions, use_cache=True)
+    cache = getattr(out, name)
+    cache.batch_repeat_interleave(copies)
+    return {"input_ids": ids.repeat_interleave(copies, 0), "attention_mask": mask.repeat_interleave(copies, 0),
+            name: cache}
+
+
 @torch.no_grad()
 def generate_batch(
     model, tokenizer, prompts: Sequence[str], n: int = 1, temperature: float = 1.0, top_p: float = 1.0,
-    max_new_tokens: int = 64,
+    max_new_tokens: int = 64, share_prompt_cache: bool = False,
 ) -> list[list[tuple[str, int, int]]]:
     """One left-padded ``generate`` call: per prompt, ``n`` ``(text, prompt tokens, completion tokens)``.
 
     ``temperature=0`` decodes greedily (every sample of a prompt is then the same). The completion ends at the
-    first end-of-sequence or pad token, which the text leaves out. This is the one transformers generation
-    wrapper of the project (evaluation, the demo and the transformers rephrase backend).
+    first end-of-sequence or pad token, which the text leaves out. ``share_prompt_cache``: each prompt runs through
+    the model once for its ``n`` samples (the module's docstring). This is the one transformers generation wrapper
+    of the project (evaluation, the demo and the transformers rephrase backend).
     """
     enc = tokenizer(list(prompts), return_tensors="pt", padding=True, padding_side="left").to(model.device)
     sampling = {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
     drawn = 1  # greedy: one decode per prompt, repeated n times
     if temperature > 0:
         sampling, drawn = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0}, n
+    inputs, copies = dict(enc), drawn
+    if share_prompt_cache and drawn > 1 and enc["input_ids"].size(1) > 1:
+        inputs, copies = _prompt_cache(model, enc["input_ids"], enc["attention_mask"], drawn), 1
     generated = model.generate(
-        **enc, **sampling, max_new_tokens=max_new_tokens, num_return_sequences=drawn,
+        **inputs, **sampling, max_new_tokens=max_new_tokens, num_return_sequences=copies,
         pad_token_id=tokenizer.pad_token_id,
     )  # (len(prompts) * drawn, P + T)
     new = generated[:, enc["input_ids"].size(1) :].tolist()  # (len(prompts) * drawn, T)
@@ -83,12 +109,14 @@ def sample_responses(
     batch_size: int = 256,
     seed: int = 0,
     progress: bool = True,
+    share_prompt_cache: bool = False,
 ) -> list[list[str]]:
     """``n`` sampled responses to each prompt, as a list (per prompt) of lists (per sample) of strings.
 
     Prompts are generated in batches of about ``batch_size`` rows (prompts x samples) by ``generate_batch``,
     after one ``torch.manual_seed(seed)`` inside a forked RNG state: the caller's random state (a training run
-    that evaluates mid-way) is the same afterwards. ``temperature=0`` decodes greedily.
+    that evaluates mid-way) is the same afterwards. ``temperature=0`` decodes greedily. ``share_prompt_cache``: each
+    prompt runs through the model once for its ``n`` samples (the module's docstring).
     """
     was_training = model.training
     model.eval()
@@ -100,7 +128,7 @@ def sample_responses(
         task = bar.add_task(f"sampling {n} per prompt", total=len(prompts))
         for start in range(0, len(prompts), per_batch):
             chunk = list(prompts[start : start + per_batch])
-            batch = generate_batch(model, tokenizer, chunk, n, temperature, top_p, max_new_tokens)
+            batch = generate_batch(model, tokenizer, chunk, n, temperature, top_p, max_new_tokens, share_prompt_cache)
             out.extend([text for text, _, _ in rows] for rows in batch)
             bar.update(task, advance=len(chunk))
     model.train(was_training)

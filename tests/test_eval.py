@@ -247,3 +247,26 @@ def test_sampling_leaves_the_callers_random_state_alone(model_dirs):
     assert torch.equal(torch.get_rng_state(), before)  # no reseeding of the caller's run
     torch.rand(5)  # the caller's state moves on; the sample does not depend on it
     assert sample_responses(model, tok, ["what is 1+1?"], n=3, max_new_tokens=5, seed=7, progress=False) == first
+
+
+@pytest.mark.parametrize("arch", ["qwen3", "llama"])
+def test_a_shared_prompt_cache_draws_the_same_samples(model_dirs, arch):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tagrpo.generation import generate_batch, sample_responses
+
+    tok = AutoTokenizer.from_pretrained(model_dirs[arch])
+    model = AutoModelForCausalLM.from_pretrained(model_dirs[arch])
+    prompts = ["what is 1+1?", "hi", "a prompt longer than the others, so the rest are left-padded"]
+    calls = []
+    model.register_forward_pre_hook(lambda module, args, kwargs: calls.append(kwargs["input_ids"].shape),
+                                    with_kwargs=True)
+    plain = sample_responses(model, tok, prompts, n=4, max_new_tokens=6, seed=3, progress=False)
+    prompt_rows = calls[0][0]
+    calls.clear()
+    shared = sample_responses(model, tok, prompts, n=4, max_new_tokens=6, seed=3, progress=False,
+                              share_prompt_cache=True)
+    assert shared == plain and len({s for rs in plain for s in rs}) > 3  # the same, and truly sampled
+    assert prompt_rows == 12 and calls[0][0] == 3 and calls[1] == (12, 1)  # prompts once, then one token per row
+    rows = generate_batch(model, tok, prompts, n=4, temperature=1.0, max_new_tokens=6, share_prompt_cache=True)
+    assert [r[0][1] for r in rows] == [len(tok(p)["input_ids"]) for p in prompts]  # prompt tokens counted as before

@@ -81,7 +81,8 @@ def run_all(specs: list[tuple[dict, str]], workers: int, what: str, compute: Com
     return results
 
 
-def log_invocation(path: str, argv: list[str], start: float, workers: int) -> None:
+def log_invocation(path: str, argv: list[str], start: float, workers: int, **extra) -> None:
     """One line per training invocation appended to ``path`` (a study's ``invocations.jsonl``): what the study cost
-    in wall time since ``start`` (a ``time.perf_counter()`` reading)."""
-    append_jsonl(path, [{"argv": argv, "wall_s": time.perf_counter() - start, "workers": workers}])
+    in wall time since ``start`` (a ``time.perf_counter()`` reading), and ``extra`` fields (``cells_run``,
+    ``cell_s``: the cells this invocation computed and their own seconds)."""
+    append_jsonl(path, [{"argv": argv, "wall_s": time.perf_counter() - start, "workers": workers, **extra}])

@@ -2,8 +2,10 @@
 
 The design, declared before the runs:
 
-- Task (``tagrpo/experiments/real_task.py``): sums ``a + b`` with operands 0..19 in four surface forms, train /
-  validation / test problems disjoint. q0's form: the hardest whose base accuracy on validation problems lies in 10-70%
+- Task (``tagrpo/experiments/real_task.py``, scheme ``ordered``): sums ``a + b`` with operands 0..19 in four surface
+  forms, train / validation / test problems disjoint as ordered pairs (issue 33 found 67 of the 140 test sums with
+  their swap in train, and the prompt's worked example 3+1 among them; ``real_study_v2`` splits by unordered pair
+  and is the study to run now). q0's form: the hardest whose base accuracy on validation problems lies in 10-70%
   (``premise`` cell); TA-GRPO's rephrasings are the other three forms; the control's are q0's form renamed.
 - Arms (``ARMS``), 8 completions per question per step except plain GRPO: equal-sampling GRPO (G=8 of q0),
   TA-GRPO (N=3, G=2), its renaming-only control, pooling without anchoring (``anchor="none"``), and plain GRPO
@@ -12,9 +14,9 @@ The design, declared before the runs:
   into two optimizer steps (``steps_per_generation=2``: the second half is one update off-policy, so the anchored
   ratio and the clip act), bf16 autocast over fp32 master weights (generation included; fp32 on a CPU without native
   bf16, ``native_bf16``), the one-example prompt in the chat template with an empty system message, 12 completion
-  tokens, two cells at once (``benchmarks/real_throughput.py`` measures these against today's, and the base accuracy
-  on q0's form). No KL (the paper's code has 0.001): a reference forward per rollout cost about 15% of a step here,
-  and the budget is the constraint; a ``beta`` in ``STUDY`` turns it on.
+  tokens, two cells at once, and TRL's default gradient checkpointing (not set then; ``real_study_v2`` turns it
+  off). No KL (the paper's code has 0.001): a reference forward per rollout cost about 15% of a step here, and the
+  budget is the constraint; a ``beta`` in ``STUDY`` turns it on.
 - Learning rates: each arm's best validation pass@1 + pass@8 on q0 over ``SWEEP_LRS`` (seed ``SWEEP_SEEDS``), at
   ``SWEEP_STEPS`` generation steps (half the study's, for the budget; ties to the smaller rate).
 - Evaluation (test problems, every arm and the base, paired by seed): ``EVAL_SAMPLES`` samples per question on
@@ -39,7 +41,9 @@ from tagrpo.experiments import real_task
 
 STUDY = {"template": "oneshot", "system_prompt": "", "max_completion_length": 12, "questions": 4, "num_iterations": 1,
          "steps_per_generation": 2, "beta": 0.0, "generation_autocast": True, "cpu_completion_scoring": True,
-         "workers": 2}  # measured against today's by benchmarks/real_throughput.py
+         "workers": 2, "gradient_checkpointing": True, "scheme": "ordered", "share_prompt_cache": False}
+# benchmarks/real_throughput.py times these. gradient_checkpointing: TRL's default, which this study ran with (not set
+# then); scheme: real_task's split scheme; share_prompt_cache: tagrpo.generation's, for the evaluation's samples
 STEPS = 32  # 32 x 4 questions x 8 = 1,024 rollouts per arm and seed
 SWEEP_STEPS = 16  # the sweep at half the budget: the study's 3 hours on 2 cores
 ARMS = {
@@ -80,18 +84,19 @@ def _render(rows: list[dict], form: str) -> list[str]:
     return [real_task.render(r["a"], r["b"], form, r["name"], r["item"]) for r in rows]
 
 
-def held_out(split: str, count: int | None) -> list[dict]:
+def held_out(split: str, count: int | None, setting: dict = STUDY) -> list[dict]:
     """The split's problems with a fixed name and item each: the same questions for every arm and seed."""
-    return real_task.questions(split, "symbolic", "main", seed=0, count=count)
+    return real_task.questions(split, "symbolic", "main", seed=0, count=count, scheme=setting["scheme"])
 
 
-def sample(model, tokenizer, texts: list[str], n: int, seed: int, max_new_tokens: int) -> list[list[str]]:
+def sample(model, tokenizer, texts: list[str], n: int, seed: int, max_new_tokens: int,
+           setting: dict = STUDY) -> list[list[str]]:
     from tagrpo.data.prompts import render_prompt
     from tagrpo.evaluation.sampling import sample_responses
 
-    prompts = [render_prompt(t, tokenizer, STUDY["template"], True, STUDY["system_prompt"]) for t in texts]
+    prompts = [render_prompt(t, tokenizer, setting["template"], True, setting["system_prompt"]) for t in texts]
     return sample_responses(model, tokenizer, prompts, n, max_new_tokens=max_new_tokens, seed=seed, progress=False,
-                            **EVAL_SAMPLING)
+                            share_prompt_cache=setting["share_prompt_cache"], **EVAL_SAMPLING)
 
 
 def correct(responses: list[list[str]], rows: list[dict]) -> list[list[bool]]:
@@ -101,16 +106,16 @@ def correct(responses: list[list[str]], rows: list[dict]) -> list[list[bool]]:
                                                                                              strict=True)]
 
 
-def evaluate(model, tokenizer, spec: dict, q0: str, embedder) -> dict:
+def evaluate(model, tokenizer, spec: dict, q0: str, embedder, setting: dict = STUDY) -> dict:
     """Counts on q0's form (``samples`` each), per-form accuracy (test only), diversity of correct responses."""
     import numpy as np
 
     from tagrpo.evaluation.diversity import mean_pairwise_cosine_distance
     from tagrpo.evaluation.sampling import pass_at_k_curve
 
-    rows = held_out(spec["split"], spec.get("questions"))
-    n, tokens = spec["samples"], STUDY["max_completion_length"]
-    responses = sample(model, tokenizer, _render(rows, q0), n, spec["seed"], tokens)
+    rows = held_out(spec["split"], spec.get("questions"), setting)
+    n, tokens = spec["samples"], setting["max_completion_length"]
+    responses = sample(model, tokenizer, _render(rows, q0), n, spec["seed"], tokens, setting)
     hits = correct(responses, rows)
     counts = np.array([sum(h) for h in hits])  # (Q,)
     out = {"counts": counts.tolist(), "samples": n, "pass_at_k": pass_at_k_curve(counts, n, (1, n)),
@@ -118,7 +123,7 @@ def evaluate(model, tokenizer, spec: dict, q0: str, embedder) -> dict:
     if spec["split"] == "test":
         forms = {q0: float(counts.sum() / (n * len(rows)))}  # q0's form from its own n samples
         for form in (f for f in real_task.FORMS if f != q0):
-            got = sample(model, tokenizer, _render(rows, form), FORM_SAMPLES, spec["seed"] + 1, tokens)
+            got = sample(model, tokenizer, _render(rows, form), FORM_SAMPLES, spec["seed"] + 1, tokens, setting)
             forms[form] = float(np.mean([x for h in correct(got, rows) for x in h]))
         out["forms"] = forms
         distances = [mean_pairwise_cosine_distance(embedder([r for r, ok in zip(rs, h, strict=True) if ok]))
@@ -126,6 +131,17 @@ def evaluate(model, tokenizer, spec: dict, q0: str, embedder) -> dict:
         out["diversity_correct"] = float(np.mean(distances)) if distances else None
         out["diversity_questions"] = len(distances)
     return out
+
+
+def premise_accuracy(model, tokenizer, spec: dict, setting: dict = STUDY) -> dict[str, float]:
+    """The base model's accuracy in every form on validation problems, ``PREMISE_SAMPLES`` samples each."""
+    rows = held_out("validation", spec.get("questions"), setting)
+    accuracy = {}
+    for form in real_task.FORMS:
+        got = sample(model, tokenizer, _render(rows, form), PREMISE_SAMPLES, spec["seed"],
+                     setting["max_completion_length"], setting)
+        accuracy[form] = sum(x for h in correct(got, rows) for x in h) / (PREMISE_SAMPLES * len(rows))
+    return accuracy
 
 
 def native_bf16(device: str) -> bool:
@@ -142,17 +158,20 @@ def native_bf16(device: str) -> bool:
 
 
 def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, steps: int, learning_rate: float,
-                seed: int, device: str, shuffle: bool = False):
-    """The ``TrainJob`` and ``TAGRPOConfig`` of ``arm`` under ``setting`` (``STUDY``, or another setting of the same
-    keys, as ``benchmarks/real_throughput.py`` times): ``steps`` generation steps of ``setting["questions"]``
-    training questions in the seed's order, written to ``out/train.jsonl``; the run goes to ``out/run``."""
+                seed: int, device: str, shuffle: bool = False, arms: dict = ARMS):
+    """The ``TrainJob`` and ``TAGRPOConfig`` of ``arm`` (a key of ``arms``, whose ``beta`` overrides the setting's)
+    under ``setting`` (``STUDY``, or another setting of the same keys: ``real_study_v2.STUDY``, what
+    ``benchmarks/real_throughput.py`` times): ``steps`` generation steps of ``setting["questions"]`` training
+    questions in the seed's order, written to ``out/train.jsonl``; the run goes to ``out/run``."""
     from tagrpo.data.jsonl import write_jsonl
     from tagrpo.trainer.config import TAGRPOConfig
     from tagrpo.trainer.run import TrainJob
 
-    shape = {k: v for k, v in ARMS[arm].items() if k != "plan"}
+    shape = {k: v for k, v in arms[arm].items() if k not in ("plan", "questions_factor")}
+    beta = shape.pop("beta", setting["beta"])
     n, g, q = shape["num_rephrasings"], shape["num_generations"], setting["questions"]
-    rows = real_task.questions("train", q0, ARMS[arm].get("plan", "main"), seed=seed, count=q * steps)
+    rows = real_task.questions("train", q0, arms[arm].get("plan", "main"), seed=seed, count=q * steps,
+                               scheme=setting["scheme"])
     data = write_jsonl(os.path.join(out, "train.jsonl"), rows)
     iters, split = setting["num_iterations"], setting["steps_per_generation"]
     config = TAGRPOConfig(
@@ -161,25 +180,26 @@ def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, step
         max_steps=steps * iters * split, num_iterations=iters, generation_autocast=setting["generation_autocast"],
         cpu_completion_scoring=setting["cpu_completion_scoring"], learning_rate=learning_rate,
         lr_scheduler_type="constant", logging_steps=1, console_every=0, report_to=[], save_strategy="no", seed=seed,
-        temperature=TRAIN_TEMPERATURE, beta=setting["beta"], use_cpu=device == "cpu", bf16=native_bf16(device),
-        disable_tqdm=True, shuffle_dataset=shuffle, model_init_kwargs={"dtype": "float32"}, **shape,
+        temperature=TRAIN_TEMPERATURE, beta=beta, use_cpu=device == "cpu", bf16=native_bf16(device),
+        gradient_checkpointing=setting["gradient_checkpointing"], disable_tqdm=True, shuffle_dataset=shuffle,
+        model_init_kwargs={"dtype": "float32"}, **shape,
     )
     job = TrainJob(model=model_dir, data=data, template=setting["template"], chat_template=True,
                    system_prompt=setting["system_prompt"], reward="boxed_or_last_number")
     return job, config
 
 
-def train(spec: dict, q0: str, out: str, model_dir: str):
+def train(spec: dict, q0: str, out: str, model_dir: str, setting: dict = STUDY, arms: dict = ARMS):
     import json
 
     import torch
 
     from tagrpo.trainer.run import run_train
 
-    arm = ARMS[spec["arm"]]
-    n, g, q = arm["num_rephrasings"], arm["num_generations"], STUDY["questions"]
-    job, config = trainer_job(STUDY, spec["arm"], q0, model_dir, out, spec["steps"], spec["learning_rate"],
-                              spec["seed"], spec["device"])
+    arm = arms[spec["arm"]]
+    n, g, q = arm["num_rephrasings"], arm["num_generations"], setting["questions"]
+    job, config = trainer_job(setting, spec["arm"], q0, model_dir, out, spec["steps"], spec["learning_rate"],
+                              spec["seed"], spec["device"], arms=arms)
     start = time.perf_counter()
     trainer = run_train(job, config)
     wall = time.perf_counter() - start
@@ -212,13 +232,8 @@ def compute(spec: dict, out: str) -> dict:
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     if spec["kind"] == "premise":
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16).to(spec["device"])
-        rows = held_out("validation", spec.get("questions"))
-        accuracy = {}
-        for form in real_task.FORMS:
-            got = sample(model, tokenizer, _render(rows, form), PREMISE_SAMPLES, spec["seed"],
-                         STUDY["max_completion_length"])
-            accuracy[form] = sum(x for h in correct(got, rows) for x in h) / (PREMISE_SAMPLES * len(rows))
-        return {"spec": spec, "accuracy": accuracy, "cell_wall_s": time.perf_counter() - start}
+        return {"spec": spec, "accuracy": premise_accuracy(model, tokenizer, spec), "cell_wall_s":
+                time.perf_counter() - start}
     embedder = None
     if spec["split"] == "test":
         from tagrpo.evaluation.embed import Embedder

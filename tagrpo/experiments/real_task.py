@@ -1,10 +1,19 @@
-"""The real-model study's task: sums ``a + b`` (``0 <= a, b < SIZE``) in four surface forms, split by problem.
+"""The real-model studies' task: sums ``a + b`` (``0 <= a, b < SIZE``) in four surface forms, split by problem.
 
 A *problem* is the pair ``(a, b)``; its question in a form also draws a name and an item (the surface, not the
-problem). Every problem belongs to exactly one of ``train``, ``validation`` and ``test`` by a seeded shuffle of
-all ``SIZE**2`` pairs (``split``), so no held-out sum is ever trained on in any form (``tests/test_real_task.py``
-asserts it). Forms, easiest to hardest for SmolLM2-135M-Instruct (``studies/results/real_study.md`` measures
-them on validation problems):
+problem). Two split schemes (``split``), each a seeded shuffle:
+
+- ``pairs`` (the default; ``studies/real_study_v2.py``): the unit is the unordered pair ``{a, b}``, so a problem and
+  its swap ``(b, a)`` always share a split, and the worked examples of the prompt templates (``EXAMPLES``: 3+1 and
+  2+2, in both orders) are in no split. ``PAIR_SPLIT_SIZES`` counts unordered pairs; the problems of a split are
+  its pairs in both orders (a double ``(a, a)`` once).
+- ``ordered`` (the first study, ``studies/real_study.py``, kept to reproduce it): the unit is the ordered pair, so
+  67 of its 140 test problems have their swap in train, and 3+1, the one-shot prompt's worked example, is a test
+  problem (issue 33).
+
+No held-out problem is ever trained on in any form (``tests/test_real_task.py`` asserts both schemes' partitions,
+and for ``pairs`` the swaps and the examples). Forms, easiest to hardest for SmolLM2-135M-Instruct
+(``studies/results/real_study.md`` measures them on validation problems):
 
 - ``symbolic``: ``What is 12+7?``
 - ``words``: ``What is twelve plus seven?``
@@ -20,7 +29,10 @@ from __future__ import annotations
 import random
 
 SIZE = 20  # operands 0..19: 400 problems, the symbolic form in SmolLM2-135M's mixed band
-SPLIT_SIZES = {"train": 200, "validation": 60, "test": 140}
+EXAMPLES = ((3, 1), (2, 2))  # the worked examples of tagrpo.data.prompts' templates: in no split of "pairs"
+SCHEMES = ("pairs", "ordered")
+PAIR_SPLIT_SIZES = {"train": 104, "validation": 30, "test": 74}  # "pairs": unordered pairs, 210 less EXAMPLES
+SPLIT_SIZES = {"train": 200, "validation": 60, "test": 140}  # "ordered": ordered pairs (the first study)
 SPLIT_SEED = 20
 ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
@@ -52,36 +64,64 @@ def render(a: int, b: int, form: str, name: str = "Tom", item: str = "pens") -> 
     raise ValueError(f"form {form!r}: valid forms are {', '.join(FORMS)}")
 
 
-def split(name: str) -> list[tuple[int, int]]:
-    """The problems of one split, in a fixed order; the three splits partition all ``SIZE**2`` pairs."""
-    if name not in SPLIT_SIZES:
-        raise ValueError(f"split {name!r}: valid splits are {', '.join(SPLIT_SIZES)}")
-    pairs = [(a, b) for a in range(SIZE) for b in range(SIZE)]
-    random.Random(SPLIT_SEED).shuffle(pairs)
+def _units(scheme: str) -> tuple[list, dict[str, int]]:
+    """The shuffled units of ``scheme`` (ordered pairs, or unordered pairs as sorted tuples) and the split sizes."""
+    if scheme == "ordered":
+        units = [(a, b) for a in range(SIZE) for b in range(SIZE)]
+        sizes = SPLIT_SIZES
+    elif scheme == "pairs":
+        examples = {tuple(sorted(e)) for e in EXAMPLES}
+        units = [(a, b) for a in range(SIZE) for b in range(a, SIZE) if (a, b) not in examples]
+        sizes = PAIR_SPLIT_SIZES
+    else:
+        raise ValueError(f"scheme {scheme!r}: valid schemes are {', '.join(SCHEMES)}")
+    random.Random(SPLIT_SEED).shuffle(units)
+    return units, sizes
+
+
+def split(name: str, scheme: str = "pairs") -> list[tuple[int, int]]:
+    """The problems of one split, in a fixed order. ``pairs``: the split's unordered pairs, each as ``(a, b)`` then
+    ``(b, a)``; ``ordered``: the three splits partition all ``SIZE**2`` ordered pairs."""
+    units, sizes = _units(scheme)
+    if name not in sizes:
+        raise ValueError(f"split {name!r}: valid splits are {', '.join(sizes)}")
     start = 0
-    for key, size in SPLIT_SIZES.items():
+    for key, size in sizes.items():
         if key == name:
-            return pairs[start:start + size]
+            chosen = units[start:start + size]
+            if scheme == "ordered":
+                return chosen
+            return [p for a, b in chosen for p in dict.fromkeys([(a, b), (b, a)])]
         start += size
     raise AssertionError("unreachable")
 
 
-def questions(split_name: str, q0: str, plan: str, seed: int, count: int | None = None) -> list[dict]:
-    """Rows of ``tagrpo train``: the first ``count`` problems of the split in a seed's order, q0 in form ``q0``;
-    ``plan`` ``main`` rephrases into the other forms, ``control`` into q0's form renamed."""
+def questions(split_name: str, q0: str, plan: str, seed: int, count: int | None = None,
+              scheme: str = "pairs") -> list[dict]:
+    """Rows of ``tagrpo train``: the first ``count`` problems of the split (``scheme``) in a seed's order, q0 in form
+    ``q0``; ``plan`` ``main`` rephrases into the other forms, ``control`` into q0's form renamed. A ``count`` above
+    the split's size goes on with the split again in another order (ids ``...-e1``, ``-e2``: a second epoch,
+    other names and items); up to the split's size the rows are those of the first epoch."""
     if plan not in ("main", "control"):
         raise ValueError(f"plan {plan!r}: valid plans are main, control")
     rng = random.Random(seed)
-    problems = split(split_name)
+    problems = split(split_name, scheme)
     rng.shuffle(problems)
+    order = [(a, b, "") for a, b in problems]
+    epoch = 1
+    while count is not None and len(order) < count:
+        again = list(problems)
+        random.Random(f"{seed}-epoch{epoch}").shuffle(again)
+        order += [(a, b, f"-e{epoch}") for a, b in again]
+        epoch += 1
     rows = []
-    for a, b in problems[:count]:
+    for a, b, tag in order[:count]:
         name, item = rng.choice(NAMES), rng.choice(ITEMS)
         if plan == "main":
             rephrasings = [render(a, b, f, name, item) for f in FORMS if f != q0]
         else:
             others = [(n, it) for n in NAMES for it in ITEMS if n != name and it != item]
             rephrasings = [render(a, b, q0, *pick) for pick in rng.sample(others, len(FORMS) - 1)]
-        rows.append({"id": f"{split_name}-{a}-{b}", "prompt": render(a, b, q0, name, item), "answer": str(a + b),
-                     "rephrasings": rephrasings, "a": a, "b": b, "name": name, "item": item})
+        rows.append({"id": f"{split_name}-{a}-{b}{tag}", "prompt": render(a, b, q0, name, item),
+                     "answer": str(a + b), "rephrasings": rephrasings, "a": a, "b": b, "name": name, "item": item})
     return rows

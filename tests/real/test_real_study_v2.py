@@ -1,0 +1,39 @@
+"""``studies/real_study_v2.py`` end to end on SmolLM2-135M-Instruct at a smoke size: every phase once, resumable,
+each invocation's cell time logged, no trained model left in the cells."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.timeout(1500)
+def test_real_study_v2_runs_every_phase_and_a_rerun_reuses_the_cells(smollm2, tmp_path):
+    cells = tmp_path / "cells"
+    cmd = [sys.executable, str(ROOT / "studies" / "real_study_v2.py"), "--work-dir", str(cells), "--out",
+           str(tmp_path / "out"), "--steps", "1", "--questions", "4", "--seeds", "0", "--exploratory-seeds", "0",
+           "--sweep-lrs", "1e-5", "--no-edge", "--arms", "ta_grpo,grpo_more_data", "--workers", "2"]
+    first = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=1200).stdout
+    assert "sweep: 4 cells, 0 done before, 4 to run" in first  # 2 arms x 1 rate x 2 sweep seeds
+    assert "study: 3 cells, 0 done before, 3 to run" in first  # base, TA-GRPO (primary), GRPO 2.5x (exploratory)
+    again = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=300).stdout
+    assert "sweep: 4 cells, 4 done before, 0 to run" in again and "study: 3 cells, 3 done before, 0 to run" in again
+    saved = json.loads((tmp_path / "out" / "real_study_v2.json").read_text())
+    arms = {c["spec"]["arm"]: c for c in saved["cells"] if c["spec"]["kind"] == "arm"}
+    assert arms["ta_grpo"]["rollouts"] == 32 and arms["ta_grpo"]["optimizer_updates"] == 2
+    assert arms["grpo_more_data"]["rollouts"] == 24  # ceil(2.5) = 3 generation steps of 4 questions x G=2
+    assert set(arms["ta_grpo"]["forms"]) == set(saved["premise"]["accuracy"])
+    invocations = [json.loads(line) for line in (cells / "invocations.jsonl").read_text().splitlines()]
+    assert invocations[0]["cells_run"] == 8 and invocations[0]["cell_s"] > 0  # premise, 4 sweep, 3 study
+    assert invocations[1]["cells_run"] == 0
+    assert not list(cells.rglob("model.safetensors"))  # trained models are evaluated in memory, then removed
+    md = (tmp_path / "out" / "real_study_v2.md").read_text()
+    for section in ("## Premise", "## Verdicts", "## Every arm", "## Per-form accuracy", "## Learning-rate sweep",
+                    "## Invocations"):
+        assert section in md

@@ -1,0 +1,134 @@
+"""The declared design of the second real-model study (``tagrpo/experiments/real_study_v2.py``,
+``studies/real_study_v2.py``): seeds, arms, sweep and edge rule, the cells each phase asks for, the contrasts and
+the Holm family (on cells worked out by hand). Nothing is trained."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+from script_loader import load_script
+
+from tagrpo.data.jsonl import read_jsonl
+from tagrpo.experiments import real_report, real_study, real_task
+from tagrpo.experiments import real_report_v2 as report
+from tagrpo.experiments import real_study_v2 as design
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def script():
+    return load_script(ROOT / "studies" / "real_study_v2.py")
+
+
+def _args(tmp_path, **changes) -> argparse.Namespace:
+    args = argparse.Namespace(device="cpu", work_dir=str(tmp_path), overrides={}, samples=design.EVAL_SAMPLES,
+                              steps=design.STEPS, arms=list(design.ARMS), sweep_lrs=list(design.SWEEP_LRS),
+                              edge=True, seeds=list(design.SEEDS), exploratory_seeds=list(design.EXPLORATORY_SEEDS),
+                              q0="spelled")
+    for key, value in changes.items():
+        setattr(args, key, value)
+    return args
+
+
+def test_seeds_sweep_and_settings_are_the_issues():
+    assert design.SEEDS == tuple(range(10)) and design.EXPLORATORY_SEEDS == tuple(range(5))
+    assert set(design.EXPLORATORY_SEEDS) <= set(design.SEEDS)  # exploratory arms pair with the primary ones
+    assert len(design.SWEEP_SEEDS) >= 2 and not set(design.SWEEP_SEEDS) & set(design.SEEDS)
+    assert design.SWEEP_STEPS == design.STEPS == 32  # the sweep at the study's full length
+    assert design.SWEEP_LRS == (1e-5, 3e-5, 1e-4)
+    assert design.STUDY["scheme"] == "pairs" and design.STUDY["gradient_checkpointing"] is False
+    assert real_study.STUDY["scheme"] == "ordered"  # the first study keeps its own splits
+
+
+def test_arms_primary_exploratory_and_the_issue32_placeholder():
+    assert design.PRIMARY_ARMS == ("ta_grpo", "equal_sampling", "ta_grpo_control")
+    assert design.ISSUE32_VARIANT == "ta_grpo_gated" and design.ISSUE32_VARIANT in design.VARIANTS
+    assert set(design.EXPLORATORY_ARMS) == {"pooled_no_anchor", "grpo", "grpo_more_data", design.ISSUE32_VARIANT}
+    assert set(design.ARMS) == set(design.PRIMARY_ARMS) | set(design.EXPLORATORY_ARMS)
+    assert design.steps_of("grpo_more_data", 32) == 80 and design.steps_of("ta_grpo", 32) == 32
+
+
+@pytest.mark.parametrize("arm", [*design.ARMS, *design.VARIANTS])
+def test_every_arm_builds_its_trainer_config(arm, tmp_path):
+    arms = {**design.ARMS, **design.VARIANTS}
+    steps = design.steps_of(arm, design.STEPS) if arm in design.ARMS else design.STEPS
+    job, config = real_study.trainer_job(design.STUDY, arm, "spelled", "unused-model", str(tmp_path), steps, 1e-5,
+                                         seed=0, device="cpu", arms=arms)
+    rows = read_jsonl(str(tmp_path / "train.jsonl"))
+    assert len(rows) == design.STUDY["questions"] * steps
+    assert config.gradient_checkpointing is False and config.max_steps == 2 * steps
+    rollouts = design.STUDY["questions"] * config.pool_size  # per generation step
+    assert rollouts == {"grpo": 8, "grpo_more_data": 8}.get(arm, 32)
+    assert config.beta == (0.001 if arm == "ta_grpo_kl" else 0.0)
+    held = set(real_task.split("test")) | set(real_task.split("validation"))
+    assert not {(r["a"], r["b"]) for r in rows} & held
+
+
+def test_edge_rule_adds_the_rate_beyond_the_chosen_edge_only():
+    grid = design.SWEEP_LRS
+    assert design.at_edge({"a": 1e-5}, "a", grid) == design.LOW_EDGE_LR
+    assert design.at_edge({"a": 1e-4}, "a", grid) == design.HIGH_EDGE_LR
+    assert design.at_edge({"a": 3e-5}, "a", grid) is None
+    assert design.at_edge({"a": 3e-6}, "a", (3e-6, *grid)) is None  # the edge rate itself: no further edge
+
+
+def test_phases_ask_for_the_declared_cells(script, tmp_path):
+    args = _args(tmp_path)
+    grid = script.sweep_specs(args)
+    assert len(grid) == len(design.ARMS) * 3 * len(design.SWEEP_SEEDS)
+    assert {s["split"] for s, _ in grid} == {"validation"} and {s["steps"] for s, _ in grid} == {32, 80}
+    rates = {arm: 3e-5 for arm in design.ARMS} | {"ta_grpo": 1e-5, "grpo": 1e-4}
+    edged = script.sweep_specs(args, rates)
+    extra = {(s["arm"], s["learning_rate"]) for s, _ in edged} - {(s["arm"], s["learning_rate"]) for s, _ in grid}
+    assert extra == {("ta_grpo", design.LOW_EDGE_LR), ("grpo", design.HIGH_EDGE_LR)}
+    study = script.study_specs(args, rates)
+    kinds = [(s["kind"], s.get("arm"), s["seed"]) for s, _ in study]
+    assert sum(k == "base" for k, _, _ in kinds) == 10
+    for arm in design.PRIMARY_ARMS:
+        assert sorted(seed for _, a, seed in kinds if a == arm) == list(design.SEEDS)
+    for arm in design.EXPLORATORY_ARMS:
+        assert sorted(seed for _, a, seed in kinds if a == arm) == list(design.EXPLORATORY_SEEDS)
+    assert all(len({p for _, p in specs}) == len(specs) for specs in (grid, edged, study))  # one cell, one path
+    spec = next(s for s, _ in study if s.get("arm") == "ta_grpo")
+    assert spec["arm_config"] == design.ARMS["ta_grpo"] and spec["setting"]["scheme"] == "pairs"
+    assert "workers" not in spec["setting"] and spec["learning_rate"] == 1e-5 and spec["split"] == "test"
+
+
+def _cell(kind, seed, counts, arm=None):
+    spec = {"kind": kind, "seed": seed, "split": "test"}
+    if arm:
+        spec.update(arm=arm, learning_rate=1e-5)
+    return {"spec": spec, "counts": counts, "samples": 8, "pass_at_k": {}}
+
+
+def _study_cells():
+    cells = [_cell("base", s, [1, 0]) for s in design.SEEDS]
+    for s in design.SEEDS:
+        cells += [_cell("arm", s, [4 + s % 3, 2], "ta_grpo"), _cell("arm", s, [4, 1], "equal_sampling"),
+                  _cell("arm", s, [3, 1 + s % 2], "ta_grpo_control")]
+    for s in design.EXPLORATORY_SEEDS:
+        cells += [_cell("arm", s, [2, 2], arm) for arm in design.EXPLORATORY_ARMS]
+    return cells
+
+
+def test_holm_family_is_the_four_primary_contrasts_on_ten_seeds():
+    runs, bases = real_report.index(_study_cells())
+    rows = report.verdicts(runs, bases)
+    primary = [r for r in rows if r["primary"]]
+    assert {(r["arm"], r["ref"], r["k"]) for r in primary} == set(design.primary_contrasts())
+    assert {(r["arm"], r["ref"], r["k"]) for r in primary} == {
+        ("ta_grpo", "equal_sampling", 1), ("ta_grpo", "equal_sampling", 8),
+        ("ta_grpo", "ta_grpo_control", 1), ("ta_grpo", "ta_grpo_control", 8)}
+    assert all(r["n"] == 10 and r["p_holm"] >= r["p"] for r in primary)
+    es = next(r for r in primary if r["ref"] == "equal_sampling" and r["k"] == 1)
+    assert es["values"][:3] == pytest.approx([1 / 16, 2 / 16, 3 / 16])  # (4 + s % 3 + 2) / 16 - 5 / 16
+    exploratory = [r for r in rows if not r["primary"]]
+    assert all("p_holm" not in r for r in exploratory)
+    against = {(r["arm"], r["ref"], r["k"]): r for r in exploratory}
+    for arm in design.EXPLORATORY_ARMS:
+        assert against[("ta_grpo", arm, 1)]["n"] == 5 and against[("ta_grpo", arm, 8)]["n"] == 5
+    assert against[(design.ISSUE32_VARIANT, "equal_sampling", 1)]["n"] == 5
+    assert against[("ta_grpo", "base", 1)]["n"] == 10 and against[("grpo", "base", 1)]["n"] == 5
