@@ -6,21 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import random
 import re
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 import torch
 from conftest import pool_rows
 from datasets import Dataset
 from peft import LoraConfig
-from safetensors.torch import load_file
 from trainer_utils import hash_reward, make_config, spy
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
@@ -33,7 +25,6 @@ from tagrpo.trainer.lora import lora_config
 from tagrpo.trainer.run import TrainJob, split_config
 
 PROMPT = re.compile(r"Q(\d+) v(\d+):")
-WORKER = str(Path(__file__).parent / "train_worker.py")
 
 
 def lora(**overrides):
@@ -175,59 +166,7 @@ def test_lora_job_keys_make_a_lora_config_and_bad_ones_give_one_line(tmp_path):
         lora_config(TrainJob(model="m", data="d", use_peft=True, lora_dropout=1.0))
 
 
-# ---- the command line: kill -9 and resume; evaluate the adapter --------------------------------------------------
-def _args(model, data, out, *extra):
-    return [f"model={model}", f"data={data}", f"output_dir={out}", "template=plain", "num_generations=2",
-            "max_steps=6", "save_strategy=steps", "save_steps=2", "max_completion_length=6", "learning_rate=1e-2",
-            "logging_steps=1", "report_to=[]", "disable_tqdm=true", "seed=0", "use_peft=true", "lora_r=4",
-            "lora_alpha=8", "lora_dropout=0.1", "beta=0.01", *extra]
-
-
-def _steps(out) -> list[dict]:
-    lines = (Path(out) / "metrics.jsonl").read_text().splitlines()
-    return [r for r in map(json.loads, lines) if "tagrpo/rollouts" in r]
-
-
-def _run(args):
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
-    return subprocess.run([sys.executable, WORKER, *args], env=env, capture_output=True, text=True)
-
-
-@pytest.mark.slow
-def test_lora_kill_9_then_resume_gives_the_uninterrupted_trajectory(model_dirs, tmp_path):
-    data = tmp_path / "rows.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in pool_rows(num_questions=6)))
-    model = model_dirs["qwen3"]
-    straight = _run(_args(model, data, tmp_path / "a"))
-    assert straight.returncode == 0, straight.stderr[-2000:]
-
-    out = tmp_path / "b"
-    kill_at = random.Random(os.getpid()).choice([3, 4, 5])  # a step after the first checkpoint (step 2)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
-    proc = subprocess.Popen([sys.executable, WORKER, *_args(model, data, out)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if (out / "metrics.jsonl").exists() and any(s["step"] >= kill_at for s in _steps(out)):
-            break
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert proc.returncode == -signal.SIGKILL and (out / "checkpoint-2").is_dir() and not (out / "final").exists()
-    resumed = _run(_args(model, data, out, "resume_from_checkpoint=auto"))
-    assert resumed.returncode == 0, resumed.stderr[-2000:]
-
-    a, b = _steps(tmp_path / "a"), _steps(out)
-    assert [s["step"] for s in b] == [1, 2, 3, 4, 5, 6]
-    assert [s["tagrpo/rollouts"] for s in b] == [8.0 * k for k in range(1, 7)]
-    assert [s["loss"] for s in b] == [s["loss"] for s in a] and [s["reward"] for s in b] == [s["reward"] for s in a]
-    assert not (out / "final" / "model.safetensors").exists()  # the adapter alone is saved
-    wa = load_file(str(tmp_path / "a" / "final" / "adapter_model.safetensors"))
-    wb = load_file(str(out / "final" / "adapter_model.safetensors"))
-    assert wa and wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
-    assert all(".lora_" in k for k in wa) and any(wa[k].abs().sum() > 0 for k in wa if "lora_B" in k)
-
-
+# ---- the command line: evaluate the adapter (kill -9 and resume with LoRA: tests/test_resume.py) ---------------
 @pytest.mark.slow
 def test_eval_reads_a_checkpoint_adapter_as_its_merged_model(tmp_path):
     from peft import PeftModel

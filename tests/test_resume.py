@@ -1,4 +1,5 @@
-"""Training resumes from the command line with the same trajectory, after a real ``kill -9``."""
+"""Training resumes from the command line with the same trajectory, after a real ``kill -9``: full-parameter and
+with a LoRA adapter."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from safetensors.torch import load_file
 from tagrpo.trainer.run import resolve_resume
 
 WORKER = str(Path(__file__).parent / "train_worker.py")
+LORA = ("use_peft=true", "lora_r=4", "lora_alpha=8", "lora_dropout=0.1", "beta=0.01")  # dropout: RNG state resumes
 
 
 def _args(model, data, out, *extra):
@@ -38,17 +40,18 @@ def _run(args, **kw):
 
 
 @pytest.mark.slow
-def test_kill_9_then_resume_gives_the_uninterrupted_trajectory(model_dirs, tmp_path):
+@pytest.mark.parametrize("extra", [(), LORA], ids=["full", "lora"])
+def test_kill_9_then_resume_gives_the_uninterrupted_trajectory(model_dirs, tmp_path, extra):
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in pool_rows(num_questions=6)))
     model = model_dirs["qwen3"]
-    straight = _run(_args(model, data, tmp_path / "a"))
+    straight = _run(_args(model, data, tmp_path / "a", *extra))
     assert straight.returncode == 0, straight.stderr[-2000:]
 
     out = tmp_path / "b"
     kill_at = random.Random(os.getpid()).choice([3, 4, 5])  # a step after the first checkpoint (step 2)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
-    proc = subprocess.Popen([sys.executable, WORKER, *_args(model, data, out)], env=env,
+    proc = subprocess.Popen([sys.executable, WORKER, *_args(model, data, out, *extra)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
@@ -58,16 +61,20 @@ def test_kill_9_then_resume_gives_the_uninterrupted_trajectory(model_dirs, tmp_p
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL and (out / "checkpoint-2").is_dir() and not (out / "final").exists()
-    resumed = _run(_args(model, data, out, "resume_from_checkpoint=auto"))
+    resumed = _run(_args(model, data, out, *extra, "resume_from_checkpoint=auto"))
     assert resumed.returncode == 0, resumed.stderr[-2000:]
 
     a, b = _steps(tmp_path / "a"), _steps(out)
     assert [s["step"] for s in b] == [1, 2, 3, 4, 5, 6]  # each step once: the lines past the checkpoint went
     assert [s["tagrpo/rollouts"] for s in b] == [8.0 * k for k in range(1, 7)]  # counted on from the checkpoint
     assert [s["loss"] for s in b] == [s["loss"] for s in a] and [s["reward"] for s in b] == [s["reward"] for s in a]
-    wa = load_file(str(tmp_path / "a" / "final" / "model.safetensors"))
-    wb = load_file(str(out / "final" / "model.safetensors"))
-    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+    weights = "adapter_model.safetensors" if extra else "model.safetensors"
+    wa = load_file(str(tmp_path / "a" / "final" / weights))
+    wb = load_file(str(out / "final" / weights))
+    assert wa and wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+    if extra:  # the adapter alone is saved, and it trained
+        assert not (out / "final" / "model.safetensors").exists() and all(".lora_" in k for k in wa)
+        assert any(wa[k].abs().sum() > 0 for k in wa if "lora_B" in k)
 
 
 def test_resume_values(tmp_path):
