@@ -60,6 +60,10 @@ def _status(ci: dict, met: bool) -> str:
     return "met" if met else ("not met" if ci["n"] >= 2 else f"undecided ({ci['n']} seed{'s' * (ci['n'] != 1)})")
 
 
+def _seeds(n: int) -> str:
+    return f"{n} seed{'s' * (n != 1)}"
+
+
 def _shown(ci: dict) -> str:
     return "-" if math.isnan(ci["mean"]) else pct(ci, sign=True)
 
@@ -133,7 +137,7 @@ def plot_map(runs: dict, bases: dict, k: int, path: str, title: str) -> None:
     knobs = [h for h in design.KNOBS if any(x == h for x, _ in bases)]
     if not knobs:
         return
-    fig, axes = plt.subplots(1, len(knobs), figsize=(5.0 * len(knobs), 4.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(knobs), figsize=(5.4 * len(knobs), 6.4), squeeze=False)
     colours = dict(zip(ARM_ORDER, plt.get_cmap("tab10").colors, strict=False))
     for ax, knob in zip(axes[0], knobs, strict=True):
         for arm, (rest, hard) in arm_points(runs, bases, knob, k).items():
@@ -142,16 +146,18 @@ def plot_map(runs: dict, bases: dict, k: int, path: str, title: str) -> None:
             xerr = [[100 * (rest["mean"] - rest["lo"])], [100 * (rest["hi"] - rest["mean"])]] if rest["n"] > 1 else None
             if math.isnan(hard["mean"]):
                 ax.errorbar([100 * rest["mean"]], [0], xerr=xerr, fmt="o", mfc="white", color=colours[arm],
-                            capsize=3)
+                            capsize=3, label=f"{label(arm)} ({_seeds(rest['n'])}; no hard questions)")
                 continue
             yerr = [[100 * (hard["mean"] - hard["lo"])], [100 * (hard["hi"] - hard["mean"])]] if hard["n"] > 1 else None
             ax.errorbar([100 * rest["mean"]], [100 * hard["mean"]], xerr=xerr, yerr=yerr, fmt="o", capsize=3,
-                        color=colours[arm], label=f"{label(arm)} ({rest['n']} seeds)")
+                        color=colours[arm], label=f"{label(arm)} ({_seeds(rest['n'])})")
         ax.set_xlabel("rest pass@1 (%): questions the base solves at least once")
         ax.set_ylabel(f"hard pass@{k} (%): questions the base never solves")
-        ax.set_title(f"hard_share = {knob:g}" + (" (no hard questions: hard at 0)" if knob == 0 else ""))
+        ax.set_title(f"hard_share = {knob:g}" + (" (no hard questions: drawn at 0)" if knob == 0 else ""))
+        ax.set_xlim(-3, 103)  # a t interval over few seeds can pass 0 or 100: the axes stay on what can happen
+        ax.set_ylim(-3, 103)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0, 1, 0.94))
     fig.savefig(path, dpi=110)
