@@ -121,7 +121,7 @@ def write(args, base: dict, sweep: list[dict], rates: dict, cells: list[dict], i
     small = v2_cells(args.v2_work_dir)
     k = max((c["samples"] for c in cells), default=args.samples)
     verdicts = judge(runs, bases, small, k) if cells else []
-    goals = [g for g in goal(runs, bases, k) if g[0] == f"{design.KNOB:g}"] if cells else []
+    goals = [g for g in goal(runs, bases, k, len(design.SEEDS)) if g[0] == f"{design.KNOB:g}"] if cells else []
     cell_wall = sum(c["cell_wall_s"] for c in cells) + sum(r["cell_wall_s"] for r in rows)
     wall = sum(i["wall_s"] for i in invocations)
     saved = {"design": "tagrpo/experiments/study_capacity.py", "machine": machine(), "base": base,
