@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 import torch
 from rich.progress import Progress
@@ -46,19 +47,71 @@ def load_causal_lm(path: str, padding_side: str | None = None, device: str | Non
     return model, tokenizer
 
 
-def _prompt_cache(model, ids: torch.Tensor, mask: torch.Tensor, copies: int) -> dict:
-    """``generate``'s inputs for ``copies`` samples of each left-padded prompt with the prompt (but its last token)
-    run once: the ids and mask repeated, and the key/value cache repeated over the copies."""
-    accepts = inspect.signature(type(model).forward).parameters
+def distinct_rows(ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(first, inverse)``: for the (R, P) prompts (left-padded ids and their mask), the (U,) index of each
+    distinct (ids, mask) row's first occurrence and the (R,) index into them of every row, in order of first
+    occurrence."""
+    first: dict[tuple, int] = {}
+    index, inverse = [], []
+    for i, (row_ids, row_mask) in enumerate(zip(ids.tolist(), mask.tolist(), strict=True)):
+        slot = first.setdefault((tuple(row_ids), tuple(row_mask)), len(first))
+        if slot == len(index):
+            index.append(i)
+        inverse.append(slot)
+    return torch.tensor(index, device=ids.device), torch.tensor(inverse, device=ids.device)  # (U,), (R,)
+
+
+def prompt_cache(model, ids: torch.Tensor, mask: torch.Tensor, rows: torch.Tensor) -> tuple[str, object]:
+    """``(keyword, cache)``: the key/value cache of the (U, P) left-padded prompts ``ids`` but their last column,
+    each run once (positions numbered from the mask, as ``generate`` numbers them), then selected out to the rows
+    ``rows`` (R,) index; ``keyword`` is the name under which ``generate`` and ``forward`` take it."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a PEFT model's transformers one
+    accepts = inspect.signature(type(base).forward).parameters
     name = "cache" if "cache" in accepts else "past_key_values"
     positions = None  # as generate numbers the prompt: from the mask where the model takes position ids
     if "position_ids" in accepts:
-        positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)[:, :-1]  # (B, P - 1)
+        positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)[:, :-1]  # (U, P - 1)
     out = model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions, use_cache=True)
     cache = getattr(out, name)
-    cache.batch_repeat_interleave(copies)
-    return {"input_ids": ids.repeat_interleave(copies, 0), "attention_mask": mask.repeat_interleave(copies, 0),
-            name: cache}
+    cache.batch_select_indices(rows)
+    return name, cache
+
+
+def _prompt_cache(model, ids: torch.Tensor, mask: torch.Tensor, copies: int) -> dict:
+    """``generate``'s inputs for ``copies`` samples of each left-padded prompt with the prompt (but its last token)
+    run once: the ids and mask repeated, and the key/value cache repeated over the copies."""
+    rows = torch.arange(ids.size(0), device=ids.device).repeat_interleave(copies)  # (B * copies,)
+    name, cache = prompt_cache(model, ids, mask, rows)
+    return {"input_ids": ids[rows], "attention_mask": mask[rows], name: cache}
+
+
+@contextmanager
+def shared_prompt_generation(model):
+    """Inside the block, ``model.generate(input_ids=..., attention_mask=..., ...)`` (text only, no cache given)
+    runs each distinct prompt row once, all but its last token, and generates every row from its copy of that
+    key/value cache: the same samples from the same random stream, with the prompt pass over the distinct prompts
+    only. Other calls are ``generate``'s own."""
+    original = model.__dict__.get("generate")
+    plain = model.generate
+
+    def generate(*args, input_ids=None, attention_mask=None, **kwargs):
+        tensors = [k for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
+        if args or tensors or input_ids is None or attention_mask is None or input_ids.size(1) < 2 or (
+            {"cache", "past_key_values"} & kwargs.keys()
+        ):
+            return plain(*args, input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+        first, inverse = distinct_rows(input_ids, attention_mask)  # (U,), (R,)
+        name, cache = prompt_cache(model, input_ids[first], attention_mask[first], inverse)
+        return plain(input_ids=input_ids, attention_mask=attention_mask, **{name: cache}, **kwargs)
+
+    model.generate = generate
+    try:
+        yield
+    finally:
+        if original is None:
+            del model.generate
+        else:
+            model.generate = original
 
 
 @torch.no_grad()

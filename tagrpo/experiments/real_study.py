@@ -179,6 +179,7 @@ def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, step
         steps_per_generation=split, max_completion_length=setting["max_completion_length"],
         max_steps=steps * iters * split, num_iterations=iters, generation_autocast=setting["generation_autocast"],
         cpu_completion_scoring=setting["cpu_completion_scoring"], learning_rate=learning_rate,
+        share_prompt_prefix=setting.get("share_prompt_prefix", False),
         lr_scheduler_type="constant", logging_steps=1, console_every=0, report_to=[], save_strategy="no", seed=seed,
         temperature=TRAIN_TEMPERATURE, beta=beta, use_cpu=device == "cpu", bf16=native_bf16(device),
         gradient_checkpointing=setting["gradient_checkpointing"], disable_tqdm=True, shuffle_dataset=shuffle,

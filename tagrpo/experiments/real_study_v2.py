@@ -12,7 +12,9 @@ worked example, was a test sum), and its sweep ran one seed at half the steps. W
   questions per step, two optimizer steps per generation batch, bf16 autocast, completion-only scoring, two cells
   at once) without gradient checkpointing (TRL's default, which recomputed the forward in every backward of a
   135M model that needs no memory saving), and the evaluation's samples drawn with
-  ``share_prompt_cache`` (``tagrpo.generation``: each prompt through the model once for its 8 samples).
+  ``share_prompt_cache`` (``tagrpo.generation``: each prompt through the model once for its 8 samples), and the
+  training's log-probs scored with ``share_prompt_prefix`` (``tagrpo.trainer.prefix``: each distinct prompt of a
+  chunk once, the rows only their completions; the same log-probs and gradients).
   ``benchmarks/real_throughput.py`` times them against the first study's side by side and scores the base accuracy
   of both on the same questions (``real_throughput.md``).
 - Sweep (item 3 of the issue): every arm of the study at ``SWEEP_LRS`` on validation problems, ``SWEEP_SEEDS``
@@ -54,7 +56,8 @@ import time
 
 from tagrpo.experiments import real_study
 
-STUDY = {**real_study.STUDY, "gradient_checkpointing": False, "scheme": "pairs", "share_prompt_cache": True}
+STUDY = {**real_study.STUDY, "gradient_checkpointing": False, "scheme": "pairs", "share_prompt_cache": True,
+         "share_prompt_prefix": True}
 SETTINGS = {"study": real_study.STUDY, "v2": STUDY}  # by name: what benchmarks/real_throughput.py compares
 STEPS = 32  # 32 x 4 questions x 8 = 1,024 rollouts per arm and seed (TA-GRPO, its control, equal-sampling)
 SWEEP_STEPS = STEPS  # the sweep at the study's full length (the first study's ran half)

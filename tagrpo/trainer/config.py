@@ -119,6 +119,12 @@ class TAGRPOConfig(GRPOConfig):
         metadata={"help": "On the CPU, project only the completion positions through the vocabulary (as TRL does "
                   "on CUDA); False: TRL's every position. The same log-probs."},
     )
+    share_prompt_prefix: bool = field(
+        default=False,
+        metadata={"help": "Score each distinct prompt of a chunk once and only the completions per row "
+                  "(tagrpo.trainer.prefix): the same log-probs from fewer tokens; needs gradient_checkpointing=False "
+                  "and one process."},
+    )
     metrics_jsonl: str | None = field(
         default="metrics.jsonl",
         metadata={"help": "File in output_dir receiving one JSON line per log step; None disables it."},
@@ -148,6 +154,11 @@ class TAGRPOConfig(GRPOConfig):
         check_mode("loss_type", self.loss_type, LOSS_TYPES)
         check_mode("scale_rewards", self.scale_rewards, ("group", "none"))
         check_mode("multi_objective_aggregation", self.multi_objective_aggregation, ("sum_then_normalize",))
+        if self.share_prompt_prefix and self.gradient_checkpointing:
+            raise InputError(
+                "share_prompt_prefix=True needs gradient_checkpointing=False (TRL's default is True): checkpointed "
+                "layers return no key/value cache"
+            )
         if self.console_every < 0:
             raise InputError(f"console_every must be >= 0, got {self.console_every}")
         if self.num_rephrasings < 0:

@@ -28,10 +28,14 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
 8. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen, and what a subclass adds), restored
    on resume, so that ``tagrpo/rollouts`` and tokens/s continue (``tagrpo.trainer.checkpoint``: a callback and
    ``train``, no private checkpoint method).
-9. Speed, both switchable: on the CPU, TRL's fused LM head scores only the completion positions, as it does on
+9. Speed, each switchable: on the CPU, TRL's fused LM head scores only the completion positions, as it does on
    CUDA (``cpu_completion_scoring``, ``tagrpo.trainer.compact``: the same log-probs, without the prompt positions'
    vocabulary projections); transformers generation runs under the trainer's autocast, the precision the loss is
-   computed in (``generation_autocast``; TRL generates in the weights' full precision).
+   computed in (``generation_autocast``; TRL generates in the weights' full precision); opt-in, each distinct
+   prompt of a scoring chunk runs once and the rows only their completions against its key/value cache
+   (``share_prompt_prefix``, ``tagrpo.trainer.prefix``: the same log-probs and gradients, TRL's fused head;
+   text-only calls, otherwise TRL's), and transformers generation prefills each distinct prompt once
+   (``tagrpo.generation.shared_prompt_generation``: the same samples).
 10. The TRL internals relied on are few: the overrides ``_generate_and_score_completions``, ``_generate``,
    ``_calculate_rewards`` and ``_get_per_token_logps_and_entropies``, the call ``_tokenize_prompts``, the buffers
    ``_metrics`` and ``_logs`` and ``trl.trainer.utils._use_triton`` (``tagrpo.trainer.contract``). Their names and
@@ -57,6 +61,7 @@ an ``id`` (the prompt text is used without one) and whatever the reward function
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from contextlib import nullcontext
@@ -79,11 +84,13 @@ from tagrpo.core import (
     select_prompt_tokens,
     shaped_advantages,
 )
+from tagrpo.generation import shared_prompt_generation
 from tagrpo.trainer.checkpoint import CheckpointState, checkpoint_to_resume, read_state
 from tagrpo.trainer.compact import completion_positions_only
 from tagrpo.trainer.config import TAGRPOConfig
 from tagrpo.trainer.contract import LABEL, LOGPS_FIELDS, TOKENIZE_FIELDS, TRL_ADVANTAGE_EPS, enforce_trl_contract
 from tagrpo.trainer.metrics_log import MetricsLogger, RichProgress
+from tagrpo.trainer.prefix import shared_prompt_scores
 from tagrpo.trainer.seam import Generation, StepState
 from tagrpo.trainer.shutdown import shutdown_distributed_at_exit
 
@@ -105,6 +112,11 @@ class TAGRPOTrainer(GRPOTrainer):
         _check_rephrasings(train_dataset, args.num_rephrasings)
         super().__init__(model, reward_funcs, args=args, train_dataset=train_dataset, **kwargs)
         enforce_trl_contract(self)
+        if self.accelerator.num_processes > 1 and args.share_prompt_prefix:
+            raise InputError(
+                f"share_prompt_prefix=True runs in one process; got {self.accelerator.num_processes} (DDP and FSDP "
+                "expect one forward per backward)"
+            )
         if self.accelerator.num_processes > 1:
             shutdown_distributed_at_exit(self)  # a gloo group alive at exit can abort the process
         if self.tools or self.environment_factories is not None:
@@ -181,8 +193,11 @@ class TAGRPOTrainer(GRPOTrainer):
                 return super()._generate(prompts)
             generating = [v[n] for v, n in zip(step.variants, step.variant_index.tolist(), strict=True)]
             pool, self.num_generations = self.num_generations, self.args.num_generations
+            shared = self.args.share_prompt_prefix and not self.use_vllm
+            model = self.accelerator.unwrap_model(self.model_wrapped)
             try:  # engines that deduplicate prompts (vLLM server mode) see blocks of G identical prompts per variant
-                result = self._generate_rows(generating, step)
+                with shared_prompt_generation(model) if shared else nullcontext():
+                    result = self._generate_rows(generating, step)
             finally:
                 self.num_generations = pool
         anchored = self._anchor(step.variants, step.variant_index)
@@ -250,7 +265,17 @@ class TAGRPOTrainer(GRPOTrainer):
 
     def _get_per_token_logps_and_entropies(self, model, *args, **kwargs):
         with completion_positions_only() if self.args.cpu_completion_scoring else nullcontext():
-            return super()._get_per_token_logps_and_entropies(model, *args, **kwargs)
+            bound = _SCORING.bind(self, model, *args, **kwargs)
+            if not self.args.share_prompt_prefix or not _shareable(bound.arguments):
+                return super()._get_per_token_logps_and_entropies(model, *args, **kwargs)
+            a = bound.arguments
+            ids, mask, keep = a["input_ids"], a["attention_mask"], a["logits_to_keep"]  # (R, P + T), (R, P + T)
+            size = a.get("batch_size") or ids.size(0)
+            chunks = [shared_prompt_scores(model, ids[i : i + size], mask[i : i + size], keep,
+                                           a.get("compute_entropy", False), self.accelerator.autocast)
+                      for i in range(0, ids.size(0), size)]
+            entropies = torch.cat([e for _, e in chunks]) if a.get("compute_entropy") else None  # (R, T)
+            return torch.cat([lp for lp, _ in chunks]), entropies, None  # (R, T)
 
     def _logps_on(self, output, ids, mask):
         """(R, T) log-probs of the completions conditioned on the (R, P) prompt ``ids``, under no_grad."""
@@ -331,6 +356,17 @@ class TAGRPOTrainer(GRPOTrainer):
                 logs["tagrpo/tokens_per_s"] = (seen - seen_before) / (now - then)
             self._throughput_mark = (now, seen)
         super().log(logs, start_time)
+
+
+_SCORING = inspect.signature(GRPOTrainer._get_per_token_logps_and_entropies)
+_PLAIN = ("self", "model", "input_ids", "attention_mask", "logits_to_keep", "batch_size", "compute_entropy")
+
+
+def _shareable(arguments: dict) -> bool:
+    """Whether a scoring call is text only, without an MoE loss, and its prompts at least two columns wide."""
+    extra = {k: v for k, v in arguments.items() if k not in _PLAIN}
+    keep, width = arguments["logits_to_keep"], arguments["input_ids"].size(1)
+    return all(v is None or v is False for v in extra.values()) and width - keep >= 2
 
 
 def _key(prompt) -> str:
