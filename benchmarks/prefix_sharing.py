@@ -15,9 +15,10 @@ completion]`` against it, with explicit position ids so that every token keeps i
 form with 12-token completions, one torch thread, bf16 autocast over fp32 weights (the study's), each variant timed
 ``--rounds`` times interleaved; CPU seconds are this process's, which other processes on the cores do not inflate.
 
-It is a measurement, not a feature: using it needs an override of ``_get_per_token_logps_and_entropies`` in
-``tagrpo/trainer`` (and a prefilled cache for generation). Writes ``prefix_sharing.json`` and ``prefix_sharing.md``
-into ``--out``.
+It measured the idea before the trainer had it. The trainer's version (``TAGRPOConfig.share_prompt_prefix``,
+``tagrpo.trainer.prefix``) shares more: each distinct prompt of a chunk once (in a pool anchored to q0, and in a
+GRPO group, the rows' prompts are the same), not only the prefix common to all; ``benchmarks/real_throughput.py``
+measures it in training. Writes ``prefix_sharing.json`` and ``prefix_sharing.md`` into ``--out``.
 """
 
 from __future__ import annotations

@@ -19,7 +19,15 @@ from tagrpo.experiments import study
 from tagrpo.experiments import study_capacity as design
 from tagrpo.experiments.machine import machine
 from tagrpo.experiments.regime_report import arm_table, index, verdict_table
-from tagrpo.experiments.regime_v2_report import ARM_ORDER, goal, plot_map, sweep_rows, sweep_table, with_weighted
+from tagrpo.experiments.regime_v2_report import (
+    ARM_ORDER,
+    goal,
+    goal_checks,
+    plot_map,
+    sweep_rows,
+    sweep_table,
+    with_weighted,
+)
 from tagrpo.experiments.report import pct
 from tagrpo.toy.regime import FORMS
 
@@ -121,7 +129,8 @@ def write(args, base: dict, sweep: list[dict], rates: dict, cells: list[dict], i
     small = v2_cells(args.v2_work_dir)
     k = max((c["samples"] for c in cells), default=args.samples)
     verdicts = judge(runs, bases, small, k) if cells else []
-    goals = [g for g in goal(runs, bases, k, len(design.SEEDS)) if g[0] == f"{design.KNOB:g}"] if cells else []
+    checks = goal_checks(runs, bases, k) if cells else []
+    goals = [g for g in goal(checks, len(design.SEEDS)) if g[0] == f"{design.KNOB:g}"]
     cell_wall = sum(c["cell_wall_s"] for c in cells) + sum(r["cell_wall_s"] for r in rows)
     wall = sum(i["wall_s"] for i in invocations)
     saved = {"design": "tagrpo/experiments/study_capacity.py", "machine": machine(), "base": base,

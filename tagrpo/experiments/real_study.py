@@ -218,7 +218,16 @@ def train(spec: dict, q0: str, out: str, model_dir: str, setting: dict = STUDY, 
 
 
 def compute(spec: dict, out: str) -> dict:
+    """One cell of this study (a module-level function: the process pool's workers import it)."""
+    return compute_with(spec, out, STUDY, ARMS, keep_model=True)
+
+
+def compute_with(spec: dict, out: str, setting: dict, arms: dict, keep_model: bool) -> dict:
+    """One cell (premise, base, or an arm) under ``setting`` with ``arms``: the base's premise accuracy, or its or
+    the trained arm's evaluation; without ``keep_model`` the arm's saved final model is removed after training
+    (it is evaluated in memory)."""
     import logging
+    import shutil
 
     import torch
     import transformers
@@ -233,8 +242,8 @@ def compute(spec: dict, out: str) -> dict:
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     if spec["kind"] == "premise":
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16).to(spec["device"])
-        return {"spec": spec, "accuracy": premise_accuracy(model, tokenizer, spec), "cell_wall_s":
-                time.perf_counter() - start}
+        return {"spec": spec, "accuracy": premise_accuracy(model, tokenizer, spec, setting),
+                "cell_wall_s": time.perf_counter() - start}
     embedder = None
     if spec["split"] == "test":
         from tagrpo.evaluation.embed import Embedder
@@ -242,10 +251,12 @@ def compute(spec: dict, out: str) -> dict:
         embedder = Embedder("minilm", device=spec["device"])
     if spec["kind"] == "base":
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16).to(spec["device"])
-        result = evaluate(model, tokenizer, spec, spec["q0"], embedder)
+        result = evaluate(model, tokenizer, spec, spec["q0"], embedder, setting)
     else:
-        model, tokenizer, trained = train(spec, spec["q0"], out, model_dir)
-        result = {**trained, **evaluate(model, tokenizer, spec, spec["q0"], embedder)}
+        model, tokenizer, trained = train(spec, spec["q0"], out, model_dir, setting, arms)
+        if not keep_model:
+            shutil.rmtree(os.path.join(out, "run", "final"), ignore_errors=True)
+        result = {**trained, **evaluate(model, tokenizer, spec, spec["q0"], embedder, setting)}
     return {"spec": spec, **result, "cell_wall_s": time.perf_counter() - start}
 
 

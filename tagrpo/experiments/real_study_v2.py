@@ -50,9 +50,6 @@ report.
 from __future__ import annotations
 
 import math
-import os
-import shutil
-import time
 
 from tagrpo.experiments import real_study
 
@@ -138,33 +135,4 @@ def cell_spec(args, kind: str, split: str, seed: int, arm: str | None = None, lr
 def compute(spec: dict, out: str) -> dict:
     """One cell of this study (a module-level function: the process pool's workers import it). An arm's trained
     model is evaluated in memory and its saved copy removed (only ``result.jsonl`` is kept)."""
-    import logging
-
-    import torch
-    import transformers
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from tagrpo.models import fetch_model
-
-    transformers.utils.logging.disable_progress_bar()
-    logging.getLogger("tagrpo.trainer.run").setLevel(logging.WARNING)
-    start = time.perf_counter()
-    model_dir = fetch_model("smollm2-135m")
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    if spec["kind"] == "premise":
-        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16).to(spec["device"])
-        return {"spec": spec, "accuracy": real_study.premise_accuracy(model, tokenizer, spec, STUDY),
-                "cell_wall_s": time.perf_counter() - start}
-    embedder = None
-    if spec["split"] == "test":
-        from tagrpo.evaluation.embed import Embedder
-
-        embedder = Embedder("minilm", device=spec["device"])
-    if spec["kind"] == "base":
-        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16).to(spec["device"])
-        result = real_study.evaluate(model, tokenizer, spec, spec["q0"], embedder, STUDY)
-    else:
-        model, tokenizer, trained = real_study.train(spec, spec["q0"], out, model_dir, STUDY, ARMS)
-        shutil.rmtree(os.path.join(out, "run", "final"), ignore_errors=True)
-        result = {**trained, **real_study.evaluate(model, tokenizer, spec, spec["q0"], embedder, STUDY)}
-    return {"spec": spec, **result, "cell_wall_s": time.perf_counter() - start}
+    return real_study.compute_with(spec, out, STUDY, ARMS, keep_model=False)
