@@ -45,7 +45,9 @@ def test_seeds_sweep_and_settings_are_the_issues():
 
 def test_arms_primary_exploratory_and_the_issue32_placeholder():
     assert design.PRIMARY_ARMS == ("ta_grpo", "equal_sampling", "ta_grpo_control")
-    assert design.ISSUE32_VARIANT == "ta_grpo_gated" and design.ISSUE32_VARIANT in design.VARIANTS
+    from tagrpo.experiments.arms import RECOMMENDED
+
+    assert design.ISSUE32_VARIANT == RECOMMENDED and design.ISSUE32_VARIANT in design.VARIANTS
     assert set(design.EXPLORATORY_ARMS) == {"pooled_no_anchor", "grpo", "grpo_more_data", design.ISSUE32_VARIANT}
     assert set(design.ARMS) == set(design.PRIMARY_ARMS) | set(design.EXPLORATORY_ARMS)
     assert design.steps_of("grpo_more_data", 32) == 80 and design.steps_of("ta_grpo", 32) == 32

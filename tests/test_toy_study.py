@@ -144,17 +144,30 @@ def test_reference_group_size_is_checked():
 
 
 def test_make_demo_runs_the_study_hardest_setting_at_its_swept_rates():
-    """``tagrpo demo --preset regime`` is the study's setting at h = 0.9 with the learning rates its validation sweep
-    chose (studies/results/toy_regime.json): a rerun of the sweep that changes them fails here."""
+    """``tagrpo demo --preset regime`` is the study's setting at h = 0.9 with the learning rates study v2's sweep
+    chose there (studies/results/toy_regime_v2.json; the first study's, swept at 0.6, for the arms v2 did not sweep)
+    and shows issue 32's recommended variant, the first of v2's committed "closest" ranking: a rerun of either
+    that changes them fails here."""
     import json
     from pathlib import Path
 
+    from tagrpo.experiments.arms import ARMS, RECOMMENDED
     from tagrpo.experiments.demo import DemoConfig
+    from tagrpo.experiments.report import label
 
-    saved = json.loads((Path(__file__).resolve().parents[1] / "studies/results/toy_regime.json").read_text())
+    results = Path(__file__).resolve().parents[1] / "studies/results"
+    v1 = json.loads((results / "toy_regime.json").read_text())
+    v2 = json.loads((results / "toy_regime_v2.json").read_text())
+    at = {k: v for k, v in v2["learning_rates"]["0.9"].items() if k in ARMS}
     cfg = DemoConfig(preset="regime")
     assert cfg.world == "regime" and cfg.hard_share == study.HARDEST and cfg.num_iterations == 2
-    assert {arm: cfg.learning_rate_of(arm) for arm in saved["learning_rates"]} == saved["learning_rates"]
-    cell = next(c for c in saved["cells"] if c["spec"].get("arm") == "ta_grpo")
+    assert {arm: cfg.learning_rate_of(arm) for arm in at} == at
+    assert {arm: cfg.learning_rate_of(arm) for arm in v1["learning_rates"] if arm not in at} == {
+        arm: rate for arm, rate in v1["learning_rates"].items() if arm not in at}
+    first = v2["closest"][0][0]
+    chosen = {v2["learning_rates"][h]["weighted_arm"] for h in ("0.6", "0.9")}
+    assert first == label(RECOMMENDED) or (first == label("weighted") and chosen == {RECOMMENDED})
+    assert cfg.arm_list[-1] == RECOMMENDED and "ta_grpo" in cfg.arm_list
+    cell = next(c for c in v1["cells"] if c["spec"].get("arm") == "ta_grpo")
     assert (cell["max_steps"], cell["train_questions"], cell["samples"]) == (cfg.rl_steps, cfg.train_questions,
                                                                           cfg.eval_samples)

@@ -72,6 +72,10 @@ ARMS = {
 OURS = ("ta_grpo_behavior", "ta_grpo_adaptive", "ta_grpo_history", "ta_grpo_gated", "ta_grpo_w25", "ta_grpo_w50",
         "ta_grpo_kl", "ta_grpo_variant")  # not in the paper (its KL arm is its own setting, not one of its arms)
 PAPER_ARMS = tuple(a for a in ARMS if a not in OURS)
+# Issue 32's variant: the candidate closest to its goal in studies/results/toy_regime_v2.md (the weighted arm, whose
+# lambda the sweep chose 0.5 at hard_share 0.6 and 0.9). It did not meet the goal; tests/test_toy_study.py ties this
+# name to the committed ranking.
+RECOMMENDED = "ta_grpo_w50"
 
 
 def arm_settings(name: str, num_rephrasings: int, num_generations: int, steps: int, questions: int) -> dict:

@@ -35,7 +35,7 @@ from tagrpo.common.fields import helped
 from tagrpo.common.modes import check_mode
 from tagrpo.data.jsonl import write_jsonl
 from tagrpo.evaluation import lexical_diversity, pass_at_k_curve
-from tagrpo.experiments.arms import ARMS, arm_settings
+from tagrpo.experiments.arms import ARMS, RECOMMENDED, arm_settings
 from tagrpo.experiments.machine import machine
 from tagrpo.generation import load_causal_lm, sample_responses
 from tagrpo.rewards import is_correct
@@ -43,9 +43,11 @@ from tagrpo.toy.regime import strategy_entropy, strategy_of
 from tagrpo.toy.worlds import MAX_COMPLETION, WORLDS, premise_prompts, question_rows, resolve_world_base
 
 DEMO_ARMS = ("grpo", "augmentation", "equal_sampling", "ta_grpo")
-REGIME_LEARNING_RATES = (  # each arm's best on validation problems: studies/results/toy_regime.md, "sweep"
-    "grpo=3e-5,grpo_long=1e-5,equal_sampling=3e-5,ta_grpo=1e-4,ta_grpo_control=3e-5,ta_grpo_behavior=3e-5,"
-    "pooled_no_anchor=3e-5,ta_grpo_adaptive=1e-4,ta_grpo_history=1e-4"
+REGIME_LEARNING_RATES = (  # each arm's best on validation problems at hard_share 0.9: studies/results/toy_regime_v2.md,
+    # "sweep" (per knob); the arms study v2 did not sweep keep the first study's (toy_regime.md, swept at 0.6)
+    "grpo=3e-5,grpo_long=1e-5,equal_sampling=3e-5,ta_grpo=1e-4,ta_grpo_control=1e-5,ta_grpo_gated=1e-4,"
+    "ta_grpo_w25=3e-4,ta_grpo_w50=1e-4,ta_grpo_kl=1e-4,ta_grpo_adaptive=1e-4,ta_grpo_behavior=3e-5,"
+    "pooled_no_anchor=3e-5,ta_grpo_history=1e-4"
 )
 PRESETS = {
     "quick": dict(
@@ -59,7 +61,7 @@ PRESETS = {
     "regime": dict(
         rl_steps=12, train_questions=64, questions_per_step=8, eval_questions=64, eval_samples=64, checkpoints=1,
         num_iterations=2, learning_rates=REGIME_LEARNING_RATES, world="regime", hard_share=0.9,
-        arms="grpo,equal_sampling,ta_grpo,ta_grpo_control",
+        arms=f"grpo,equal_sampling,ta_grpo,ta_grpo_control,{RECOMMENDED}",
     ),
 }
 CURVE_QUESTIONS, CURVE_SAMPLES = 64, 8

@@ -28,7 +28,8 @@ worked example, was a test sum), and its sweep ran one seed at half the steps. W
 - Exploratory (5 seeds, ``EXPLORATORY_SEEDS``, no correction): pooling without anchoring, plain GRPO (G=2, a
   quarter of the rollouts), GRPO on 2.5x the questions (G=2, 2.5x the steps with 4 new questions each: 320
   questions; the train split holds 197 problems, so 123 come back in a second epoch with other names and items),
-  and issue 32's recommended variant (``ISSUE32_VARIANT``, a placeholder the lead sets to one of ``VARIANTS``).
+  and issue 32's recommended variant (``ISSUE32_VARIANT``: the rephrased rows' advantages weighted 0.5, the
+  candidate closest to issue 32's goal in the embedded world, ``studies/results/toy_regime_v2.md``).
   Contrasts: TA-GRPO against each, the variant against equal-sampling GRPO, at pass@1 and pass@8; every arm against
   the base at pass@1 (``exploratory_contrasts``).
 - After training, every arm's accuracy in every form (test problems x ``FORM_SAMPLES``; q0's form from its 8).
@@ -74,7 +75,7 @@ VARIANTS = {  # issue 32's candidates, as configurations of TAGRPOConfig (tagrpo
     "ta_grpo_kl": {**_TA, "beta": 0.001},
     "ta_grpo_adaptive": {**_TA, "pool_mode": "adaptive"},
 }
-ISSUE32_VARIANT = "ta_grpo_gated"  # PLACEHOLDER: the variant issue 32 recommends; the lead sets it (a VARIANTS key)
+ISSUE32_VARIANT = "ta_grpo_w50"  # the variant issue 32 recommends (tagrpo.experiments.arms.RECOMMENDED; a VARIANTS key)
 PRIMARY_ARMS = ("ta_grpo", "equal_sampling", "ta_grpo_control")
 EXPLORATORY_ARMS = ("pooled_no_anchor", "grpo", "grpo_more_data", ISSUE32_VARIANT)
 ARMS = {
