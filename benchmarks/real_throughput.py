@@ -160,6 +160,8 @@ def main() -> None:
              "load_average_1m": load, "settings": settings, "runs": runs, "rollouts_per_s": speed,
              "rollouts_per_cpu_s": cpu_speed, "speedup": speed[new] / speed[old],
              "speedup_cpu": cpu_speed[new] / cpu_speed[old], "base_q0_accuracy": accuracy, "q0": args.q0,
+             "round_speedup_cpu": [b["rollouts_per_cpu_s"] / a["rollouts_per_cpu_s"]
+                                   for a, b in zip(runs[old], runs[new], strict=True)],
              "wall_s": time.perf_counter() - start}
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "real_throughput.json"), "w", encoding="utf-8") as f:
@@ -173,6 +175,11 @@ def render(saved: dict, args) -> str:
     old, new = list(settings)
     changed = {k: (settings[old].get(k), settings[new].get(k)) for k in {*settings[old], *settings[new]}
                if settings[old].get(k) != settings[new].get(k)}
+    rounds = saved.get("round_speedup_cpu", [])
+    ci = interval(rounds) if len(rounds) > 1 else None
+    per_round = (f" Per round (each a pair run side by side): {' / '.join(f'{r:.2f}' for r in rounds)}x per CPU "
+                 "second" + (f", 95% t interval over the rounds [{ci['lo']:.2f}, {ci['hi']:.2f}]" if ci else "")
+                 + ".") if rounds else ""
     rows = [[name, len(runs[name]), " / ".join(f"{x['rollouts_per_s']:.2f}" for x in runs[name]),
              f"{saved['rollouts_per_s'][name]:.2f}", f"{saved['rollouts_per_cpu_s'][name]:.2f}",
              f"{100 * accuracy[name]['mean']:.1f} [{100 * accuracy[name]['lo']:.1f}, {100 * accuracy[name]['hi']:.1f}]"]
@@ -196,7 +203,7 @@ def render(saved: dict, args) -> str:
         f"Speed-up, {new} over {old}: **{saved['speedup']:.2f}x** in rollouts per wall second, "
         f"**{saved['speedup_cpu']:.2f}x** per CPU second (means of the runs; one machine, one sitting). Base "
         f"accuracy: {accuracy[new]['questions']} validation questions x {accuracy[new]['samples']} samples each, the "
-        "same questions and sampling seed for both.",
+        "same questions and sampling seed for both." + per_round,
         "",
     ])
 

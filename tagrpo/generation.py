@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import torch
 from rich.progress import Progress
@@ -85,24 +86,89 @@ def _prompt_cache(model, ids: torch.Tensor, mask: torch.Tensor, copies: int) -> 
     return {"input_ids": ids[rows], "attention_mask": mask[rows], name: cache}
 
 
+@dataclass
+class PrefixCache:
+    """What :func:`shared_prefix_cache` built for U prompts: the ``keyword`` under which ``forward`` and
+    ``generate`` take the ``cache``; the cached columns' (U, C) ``ids`` and ``mask`` (the common prefix, then each
+    prompt's rest but its last token, left-padded); each prompt's (U,) ``last`` token and (U,) ``length``."""
+
+    keyword: str
+    cache: object
+    ids: torch.Tensor
+    mask: torch.Tensor
+    last: torch.Tensor
+    length: torch.Tensor
+
+    def select(self, rows: torch.Tensor) -> PrefixCache:
+        """The cache and its columns for the (R,) ``rows`` (indices into the U prompts)."""
+        self.cache.batch_select_indices(rows)
+        return PrefixCache(self.keyword, self.cache, self.ids[rows], self.mask[rows], self.last[rows],
+                           self.length[rows])
+
+
+def shared_prefix_cache(model, ids: torch.Tensor, mask: torch.Tensor) -> PrefixCache | None:
+    """The key/value cache of U left-padded prompts (U, P) but their last tokens, with the tokens that begin every
+    prompt run once (batch 1) and each prompt's rest once, after it. Every token keeps its position in its own
+    prompt (0 for its first real token, as ``generate`` numbers them), so that attention, which depends on the
+    relative positions under rotary embeddings (Llama, Qwen, Mistral, ...), sees what it sees in the padded
+    prompt. Gradients flow when enabled. None when every prompt is one token long (nothing to cache)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a PEFT model's transformers one
+    keyword = "cache" if "cache" in inspect.signature(type(base).forward).parameters else "past_key_values"
+    length = mask.sum(1)  # (U,)
+    tokens = [row[row.size(0) - n :] for row, n in zip(ids, length.tolist(), strict=True)]
+    common = int(length.min()) - 1
+    for i in range(1, len(tokens)):
+        same = (tokens[i][:common] == tokens[0][:common]).long()  # (common,)
+        common = int(same.cumprod(0).sum())
+    rests = [t[common:-1] for t in tokens]
+    width = max(r.numel() for r in rests)
+    if common + width == 0:
+        return None
+    cache, rows = None, ids.size(0)
+    if common:
+        prefix = tokens[0][:common].unsqueeze(0)  # (1, c)
+        cache = getattr(model(input_ids=prefix, use_cache=True, logits_to_keep=1), keyword)
+        cache.batch_repeat_interleave(rows)
+    rest_ids = ids.new_zeros(rows, width)  # (U, w) left-padded
+    rest_mask = mask.new_zeros(rows, width)  # (U, w)
+    for i, r in enumerate(rests):
+        if r.numel():
+            rest_ids[i, width - r.numel() :], rest_mask[i, width - r.numel() :] = r, 1
+    cached_mask = torch.cat([mask.new_ones(rows, common), rest_mask], 1)  # (U, C)
+    if width:
+        positions = (common + rest_mask.cumsum(1) - 1).clamp(min=0)  # (U, w): each token's place in its prompt
+        out = model(input_ids=rest_ids, attention_mask=cached_mask, position_ids=positions, use_cache=True,
+                    logits_to_keep=1, **({keyword: cache} if cache is not None else {}))
+        cache = getattr(out, keyword)
+    cached_ids = torch.cat([tokens[0][:common].expand(rows, common), rest_ids], 1)  # (U, C)
+    last = torch.stack([t[-1] for t in tokens])  # (U,)
+    return PrefixCache(keyword, cache, cached_ids, cached_mask, last, length)
+
+
 @contextmanager
 def shared_prompt_generation(model):
     """Inside the block, ``model.generate(input_ids=..., attention_mask=..., ...)`` (text only, no cache given)
-    runs each distinct prompt row once, all but its last token, and generates every row from its copy of that
-    key/value cache: the same samples from the same random stream, with the prompt pass over the distinct prompts
-    only. Other calls are ``generate``'s own."""
+    runs the tokens every distinct prompt row begins with once, then each distinct prompt's rest once, all but its
+    last token (:func:`shared_prefix_cache`), and generates every row from its copy of that key/value cache: the
+    same samples from the same random stream, with the prompt pass over what differs only. It returns what
+    ``generate`` would: the (R, P) prompt ids given, then the new tokens. Other calls are ``generate``'s own."""
     original = model.__dict__.get("generate")
     plain = model.generate
 
     def generate(*args, input_ids=None, attention_mask=None, **kwargs):
         tensors = [k for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
-        if args or tensors or input_ids is None or attention_mask is None or input_ids.size(1) < 2 or (
-            {"cache", "past_key_values"} & kwargs.keys()
-        ):
+        built = None
+        if not (args or tensors or input_ids is None or attention_mask is None or
+                {"cache", "past_key_values"} & kwargs.keys()):
+            first, inverse = distinct_rows(input_ids, attention_mask)  # (U,), (R,)
+            built = shared_prefix_cache(model, input_ids[first], attention_mask[first])
+        if built is None:
             return plain(*args, input_ids=input_ids, attention_mask=attention_mask, **kwargs)
-        first, inverse = distinct_rows(input_ids, attention_mask)  # (U,), (R,)
-        name, cache = prompt_cache(model, input_ids[first], attention_mask[first], inverse)
-        return plain(input_ids=input_ids, attention_mask=attention_mask, **{name: cache}, **kwargs)
+        rows = built.select(inverse)
+        ids = torch.cat([rows.ids, rows.last.unsqueeze(1)], 1)  # (R, C + 1)
+        mask = torch.cat([rows.mask, rows.mask.new_ones(ids.size(0), 1)], 1)  # (R, C + 1)
+        out = plain(input_ids=ids, attention_mask=mask, **{rows.keyword: rows.cache}, **kwargs)  # (R, C + 1 + T)
+        return torch.cat([input_ids, out[:, ids.size(1) :]], 1)  # (R, P + T)
 
     model.generate = generate
     try:

@@ -32,10 +32,11 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
    CUDA (``cpu_completion_scoring``, ``tagrpo.trainer.compact``: the same log-probs, without the prompt positions'
    vocabulary projections); transformers generation runs under the trainer's autocast, the precision the loss is
    computed in (``generation_autocast``; TRL generates in the weights' full precision); opt-in, each distinct
-   prompt of a scoring chunk runs once and the rows only their completions against its key/value cache
-   (``share_prompt_prefix``, ``tagrpo.trainer.prefix``: the same log-probs and gradients, TRL's fused head;
-   text-only calls, otherwise TRL's), and transformers generation prefills each distinct prompt once
-   (``tagrpo.generation.shared_prompt_generation``: the same samples).
+   prompt of a scoring chunk runs once, the tokens all of them begin with once, and the rows only their
+   completions against that key/value cache (``share_prompt_prefix``, ``tagrpo.trainer.prefix``: the same
+   log-probs and gradients under rotary position embeddings, TRL's fused head; text-only calls, otherwise TRL's),
+   and transformers generation prefills the same way (``tagrpo.generation.shared_prompt_generation``: the same
+   samples).
 10. The TRL internals relied on are few: the overrides ``_generate_and_score_completions``, ``_generate``,
    ``_calculate_rewards`` and ``_get_per_token_logps_and_entropies``, the call ``_tokenize_prompts``, the buffers
    ``_metrics`` and ``_logs`` and ``trl.trainer.utils._use_triton`` (``tagrpo.trainer.contract``). Their names and
@@ -274,6 +275,8 @@ class TAGRPOTrainer(GRPOTrainer):
             chunks = [shared_prompt_scores(model, ids[i : i + size], mask[i : i + size], keep,
                                            a.get("compute_entropy", False), self.accelerator.autocast)
                       for i in range(0, ids.size(0), size)]
+            if any(c is None for c in chunks):  # every prompt one token long: nothing to share
+                return super()._get_per_token_logps_and_entropies(model, *args, **kwargs)
             entropies = torch.cat([e for _, e in chunks]) if a.get("compute_entropy") else None  # (R, T)
             return torch.cat([lp for lp, _ in chunks]), entropies, None  # (R, T)
 
@@ -363,10 +366,9 @@ _PLAIN = ("self", "model", "input_ids", "attention_mask", "logits_to_keep", "bat
 
 
 def _shareable(arguments: dict) -> bool:
-    """Whether a scoring call is text only, without an MoE loss, and its prompts at least two columns wide."""
+    """Whether a scoring call is text only and without an MoE loss."""
     extra = {k: v for k, v in arguments.items() if k not in _PLAIN}
-    keep, width = arguments["logits_to_keep"], arguments["input_ids"].size(1)
-    return all(v is None or v is False for v in extra.values()) and width - keep >= 2
+    return all(v is None or v is False for v in extra.values())
 
 
 def _key(prompt) -> str:
