@@ -127,3 +127,19 @@ def test_arm_points_and_the_map_on_hand_made_cells(tmp_path):
     assert rest["mean"] == 0.5 and hard["mean"] == 0.5
     plot_map(runs, bases, 4, str(tmp_path / "map.png"), "a title")
     assert (tmp_path / "map.png").stat().st_size > 10_000
+
+
+def test_the_map_draws_every_declared_arm_in_its_own_colour(tmp_path, monkeypatch):
+    import matplotlib.axes
+
+    from tagrpo.experiments.regime_v2_report import ARM_ORDER, plot_map
+
+    bases = {(0.6, s): {"counts": [0, 0, 2, 2], "samples": 4} for s in range(2)}
+    runs = {(0.6, s, arm): _cell(arm, 0.6, s, [1, 0, 2, 2]) for s in range(2) for arm in ARM_ORDER}
+    colours = []
+    drawn = matplotlib.axes.Axes.errorbar
+    monkeypatch.setattr(matplotlib.axes.Axes, "errorbar",
+                        lambda self, *a, **kw: colours.append(kw["color"]) or drawn(self, *a, **kw))
+    plot_map(runs, bases, 4, str(tmp_path / "map.png"), "every arm")
+    assert len(colours) == len(ARM_ORDER) - 1  # "weighted" is the chosen lambda arm, drawn under its own name
+    assert len(set(colours)) == len(colours)
