@@ -134,3 +134,50 @@ def test_holm_family_is_the_four_primary_contrasts_on_ten_seeds():
         assert against[("ta_grpo", arm, 1)]["n"] == 5 and against[("ta_grpo", arm, 8)]["n"] == 5
     assert against[(design.ISSUE32_VARIANT, "equal_sampling", 1)]["n"] == 5
     assert against[("ta_grpo", "base", 1)]["n"] == 10 and against[("grpo", "base", 1)]["n"] == 5
+
+
+@pytest.mark.parametrize("step, verdict", [(1, "no difference"), (3, "inconclusive")])
+def test_an_undecided_primary_contrast_inside_the_margin_is_no_difference(step, verdict):
+    # TA-GRPO's pass@1 on q0 minus equal-sampling's alternates +step/16, -step/16 over the 10 seeds (2 questions x 8
+    # samples): mean 0, standard error step/48. TOST at +-5 pp: t = 0.05 x 48 / step = 2.4 (step 1; between
+    # t(9)'s 0.975 and 0.99 quantiles 2.262 and 2.821, so 0.01 < p < 0.025) or 0.8 (step 3; p > 0.2). pass@8 is 1 on
+    # both questions for every arm, and the control equals TA-GRPO: their TOST p is 0, so Holm leaves the step's p.
+    cells = [_cell("base", s, [1, 0]) for s in design.SEEDS]
+    for s in design.SEEDS:
+        up = step * (s % 2) - step * ((s + 1) % 2)
+        cells += [_cell("arm", s, [4 + up, 4], "ta_grpo"), _cell("arm", s, [4, 4], "equal_sampling"),
+                  _cell("arm", s, [4 + up, 4], "ta_grpo_control")]
+    runs, bases = real_report.index(cells)
+    rows = {(r["ref"], r["k"]): r for r in report.verdicts(runs, bases) if r["primary"]}
+    es = rows[("equal_sampling", 1)]
+    assert es["mean"] == pytest.approx(0) and es["verdict"] == verdict
+    if step == 1:
+        assert 0.01 < es["p_equivalence_holm"] < 0.025
+    else:
+        assert es["p_equivalence_holm"] > 0.2
+    assert all(rows[key]["verdict"] == "no difference" for key in rows if key != ("equal_sampling", 1))
+    assert "no difference (equivalent" in real_report.summary(list(rows.values()))
+
+
+def test_the_side_by_side_table_puts_the_same_contrasts_of_both_worlds_in_one_row():
+    from tagrpo.experiments.worlds import side_by_side
+
+    def row(arm, ref, k, mean, n, verdict, **where):
+        return {"arm": arm, "ref": ref, "k": k, "mean": mean, "lo": mean - 0.01, "hi": mean + 0.01, "n": n,
+                "verdict": verdict, **where}
+
+    toy = [row("ta_grpo", "equal_sampling", 1, -0.128, 10, "refuted", knob=0.6, subset="all"),
+           row("ta_grpo", "equal_sampling", 1, 0.5, 10, "reproduced", knob=0.6, subset="hard"),  # not "all": ignored
+           row("ta_grpo", "equal_sampling", 64, 0.311, 10, "reproduced", knob=0.6, subset="all"),
+           row("ta_grpo", "equal_sampling", 1, -0.021, 10, "refuted", knob=0.0, subset="all")]
+    real = [row("ta_grpo", "equal_sampling", 1, 0.098, 10, "no difference"),
+            row("ta_grpo", "equal_sampling", 8, 0.05, 10, "inconclusive")]
+    assert "| pass@64 / pass@8 |" in side_by_side(toy, [], "real", 8)  # the real study's k before it has verdicts
+    lines = side_by_side(toy, real, "real", 8).splitlines()
+    assert lines[0] == ("| contrast | metric (embedded / real) | embedded, hard_share 0 | embedded, hard_share 0.6 "
+                        "| real |")
+    assert lines[2] == ("| TA-GRPO - equal-sampling GRPO | pass@1 | -2.1 [-3.1, -1.1] (10 seeds; refuted) | "
+                        "-12.8 [-13.8, -11.8] (10 seeds; refuted) | +9.8 [8.8, 10.8] (10 seeds; no difference) |")
+    assert lines[3] == ("| TA-GRPO - equal-sampling GRPO | pass@64 / pass@8 | - | +31.1 [30.1, 32.1] (10 seeds; "
+                        "reproduced) | +5.0 [4.0, 6.0] (10 seeds; inconclusive) |")
+    assert lines[4].endswith("| pass@1 | - | - | - |") and len(lines) == 6  # the control: no verdicts yet

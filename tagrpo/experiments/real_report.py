@@ -120,7 +120,8 @@ def _p(p: float) -> str:
 
 def summary(rows: list[dict]) -> str:
     """One plain sentence per primary contrast, from its verdict."""
-    say = {"reproduced": "TA-GRPO is better", "refuted": "TA-GRPO is worse", "inconclusive": "no difference shown"}
+    say = {"reproduced": "TA-GRPO is better", "refuted": "TA-GRPO is worse", "inconclusive": "no difference shown",
+           "no difference": "no difference (equivalent within the declared margin)"}
 
     def evidence(r: dict) -> str:
         if r["n"] < 2:

@@ -11,13 +11,16 @@ import os
 import sys
 from statistics import mean
 
-from tagrpo.evaluation.stats import interval, t_test
+from tagrpo.evaluation.stats import equivalence, holm, interval, t_test
 from tagrpo.evaluation.tables import markdown_table
-from tagrpo.evaluation.verdicts import holm_and_verdicts
+from tagrpo.evaluation.verdicts import ALPHA, holm_and_verdicts
 from tagrpo.experiments import real_report, real_task, study
 from tagrpo.experiments import real_study_v2 as design
 from tagrpo.experiments.machine import machine
 from tagrpo.experiments.report import label
+from tagrpo.experiments.worlds import side_by_side
+
+TOY = "toy_regime_v2.json"  # the embedded world's study v2, read from --out for the side-by-side table
 
 
 def sweep_rows(cells) -> list[dict]:
@@ -42,13 +45,21 @@ def contrast(runs: dict, bases: dict, arm: str, ref: str, k: int, seeds, primary
 
 
 def verdicts(runs: dict, bases: dict) -> list[dict]:
-    """The primary family on ``SEEDS`` (Holm-corrected together) and the exploratory contrasts on
-    ``EXPLORATORY_SEEDS`` (arm against base: on every seed both have)."""
+    """The primary family on ``SEEDS`` (Holm-corrected together; an undecided one is "no difference" when its TOST
+    at +-``EQUIVALENCE_MARGIN``, Holm over the four, rejects) and the exploratory contrasts on ``EXPLORATORY_SEEDS``
+    (arm against base: on every seed both have)."""
     rows = [contrast(runs, bases, a, r, k, design.SEEDS, True) for a, r, k in design.primary_contrasts()]
     for a, r, k in design.exploratory_contrasts():
         seeds = design.SEEDS if r == "base" else design.EXPLORATORY_SEEDS
         rows.append(contrast(runs, bases, a, r, k, seeds, False))
-    return holm_and_verdicts(rows)
+    rows = holm_and_verdicts(rows)
+    primary = [r for r in rows if r["primary"]]
+    tost = holm([equivalence(r["values"], design.EQUIVALENCE_MARGIN)["p"] for r in primary])
+    for r, p in zip(primary, tost, strict=True):
+        r["p_equivalence_holm"] = p
+        if r["verdict"] == "inconclusive" and p < ALPHA:
+            r["verdict"] = "no difference"
+    return rows
 
 
 def sweep_table(rows: list[dict], rates: dict[str, float]) -> str:
@@ -80,6 +91,23 @@ def progress(args, sweep: list[dict], cells: list[dict]) -> str:
             f"{len(args.seeds)}; primary arms {sum(a in primary for _, a in runs)} of {len(primary) * len(args.seeds)};"
             f" exploratory arms {sum(a in exploratory for _, a in runs)} of "
             f"{len(exploratory) * len(args.exploratory_seeds)}.")
+
+
+def verdict_rows(judged: list[dict]) -> list[list]:
+    """The first study's verdict rows with the TOST p-value (Holm over the primary four) before the verdict."""
+    return [[*row[:-1], real_report._p(r["p_equivalence_holm"]) if "p_equivalence_holm" in r else "", row[-1]]
+            for r, row in zip(judged, real_report.verdict_rows(judged), strict=True)]
+
+
+def beside_the_toy(out: str, judged: list[dict]) -> str:
+    """The side-by-side table with the embedded world's study v2 (``TOY`` in ``out``), or why it is missing."""
+    path = os.path.join(out, TOY)
+    if not os.path.exists(path):
+        return f"No `{TOY}` in `{out}`: run `python studies/toy_regime_v2.py --render-only` there."
+    with open(path, encoding="utf-8") as f:
+        toy = json.load(f)["verdicts"]
+    return side_by_side(toy, [r for r in judged if r["primary"]], "SmolLM2-135M, q0's form (this study)",
+                        design.EVAL_SAMPLES)
 
 
 def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: list[dict], invocations: list) -> None:
@@ -122,8 +150,12 @@ def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: l
         "",
         real_report.summary(judged) or "No study cells yet.",
         "",
-        markdown_table(["contrast", "metric", "mean, pp [95% CI]", "seeds", "p", "p (Holm)", "verdict"],
-                       real_report.verdict_rows(judged)),
+        markdown_table(["contrast", "metric", "mean, pp [95% CI]", "seeds", "p", "p (Holm)",
+                        f"TOST +-{100 * design.EQUIVALENCE_MARGIN:g} pp, p (Holm)", "verdict"], verdict_rows(judged)),
+        "",
+        "## Beside the embedded world (the same contrasts; each Holm-corrected within its own study)",
+        "",
+        beside_the_toy(args.out, judged),
         "",
         "## Every arm (mean [95% CI] over seeds)",
         "",

@@ -24,7 +24,10 @@ worked example, was a test sum), and its sweep ran one seed at half the steps. W
   chosen again over all it ran.
 - Primary (10 seeds, ``SEEDS``): TA-GRPO against equal-sampling GRPO and against the renaming-only control, at
   pass@1 and pass@8 on q0's form (140-odd test problems x 8 samples), paired by seed, Holm over these four
-  (``primary_contrasts``; ``tagrpo.evaluation.verdicts``).
+  (``primary_contrasts``; ``tagrpo.evaluation.verdicts``). A primary contrast left undecided is called **no
+  difference** when two one-sided tests (``tagrpo.evaluation.stats.equivalence``) put it inside
+  +-``EQUIVALENCE_MARGIN`` (5 pp: half the +10 pp the first study's point estimate suggested, about the half-width
+  10 seeds should give), Holm over the four TOST p-values (declared 2026-12-04, before any of its study cells ran).
 - Exploratory (5 seeds, ``EXPLORATORY_SEEDS``, no correction): pooling without anchoring, plain GRPO (G=2, a
   quarter of the rollouts), GRPO on 2.5x the questions (G=2, 2.5x the steps with 4 new questions each: 320
   questions; the train split holds 197 problems, so 123 come back in a second epoch with other names and items),
@@ -89,6 +92,7 @@ ARMS = {
 }
 PRIMARY_REFS = ("equal_sampling", "ta_grpo_control")
 PRIMARY_KS = (1, EVAL_SAMPLES)
+EQUIVALENCE_MARGIN = 0.05  # an undecided primary contrast inside +-5 pp by TOST (Holm over the four) is "no difference"
 
 
 def steps_of(arm: str, steps: int) -> int:
