@@ -11,6 +11,7 @@ import pytest
 from script_loader import load_script
 
 from tagrpo.data.jsonl import read_jsonl
+from tagrpo.evaluation.stats import equivalence
 from tagrpo.experiments import real_report, real_study, real_task
 from tagrpo.experiments import real_report_v2 as report
 from tagrpo.experiments import real_study_v2 as design
@@ -138,25 +139,44 @@ def test_holm_family_is_the_four_primary_contrasts_on_ten_seeds():
 
 @pytest.mark.parametrize("step, verdict", [(1, "no difference"), (3, "inconclusive")])
 def test_an_undecided_primary_contrast_inside_the_margin_is_no_difference(step, verdict):
-    # TA-GRPO's pass@1 on q0 minus equal-sampling's alternates +step/16, -step/16 over the 10 seeds (2 questions x 8
-    # samples): mean 0, standard error step/48. TOST at +-5 pp: t = 0.05 x 48 / step = 2.4 (step 1; between
-    # t(9)'s 0.975 and 0.99 quantiles 2.262 and 2.821, so 0.01 < p < 0.025) or 0.8 (step 3; p > 0.2). pass@8 is 1 on
-    # both questions for every arm, and the control equals TA-GRPO: their TOST p is 0, so Holm leaves the step's p.
+    # TA-GRPO's pass@1 on q0 minus equal-sampling's, and minus the control's, alternates +step/16, -step/16 over the
+    # 10 seeds (2 questions x 8 samples): mean 0, standard error step/48. TOST at +-5 pp: t = 0.05 x 48 / step = 2.4
+    # (step 1; between t(9)'s 0.975 and 0.99 quantiles 2.262 and 2.821, so 0.01 < p < 0.025) or 0.8 (step 3;
+    # p > 0.2). pass@8 is 1 on both questions for every arm: TOST p 0. Holm over the four: the two equal non-zero
+    # p-values are doubled (ranks 3 and 4 of 4: 2p, then max(2p, p)).
     cells = [_cell("base", s, [1, 0]) for s in design.SEEDS]
     for s in design.SEEDS:
         up = step * (s % 2) - step * ((s + 1) % 2)
         cells += [_cell("arm", s, [4 + up, 4], "ta_grpo"), _cell("arm", s, [4, 4], "equal_sampling"),
-                  _cell("arm", s, [4 + up, 4], "ta_grpo_control")]
+                  _cell("arm", s, [4, 4], "ta_grpo_control")]
+    cells += [_cell("arm", s, [4, 4], arm) for s in design.EXPLORATORY_SEEDS for arm in design.EXPLORATORY_ARMS]
     runs, bases = real_report.index(cells)
-    rows = {(r["ref"], r["k"]): r for r in report.verdicts(runs, bases) if r["primary"]}
-    es = rows[("equal_sampling", 1)]
-    assert es["mean"] == pytest.approx(0) and es["verdict"] == verdict
-    if step == 1:
-        assert 0.01 < es["p_equivalence_holm"] < 0.025
-    else:
-        assert es["p_equivalence_holm"] > 0.2
-    assert all(rows[key]["verdict"] == "no difference" for key in rows if key != ("equal_sampling", 1))
-    assert "no difference (equivalent" in real_report.summary(list(rows.values()))
+    judged = report.verdicts(runs, bases)
+    rows = {(r["ref"], r["k"]): r for r in judged if r["primary"]}
+    raw = equivalence(rows[("equal_sampling", 1)]["values"], design.EQUIVALENCE_MARGIN)["p"]
+    assert (0.01 < raw < 0.025) if step == 1 else raw > 0.2
+    for ref in design.PRIMARY_REFS:
+        assert rows[(ref, 1)]["mean"] == pytest.approx(0) and rows[(ref, 1)]["verdict"] == verdict
+        assert rows[(ref, 1)]["p_equivalence_holm"] == pytest.approx(min(1.0, 2 * raw))
+        assert rows[(ref, 8)]["verdict"] == "no difference" and rows[(ref, 8)]["p_equivalence_holm"] == 0
+    assert all("p_equivalence_holm" not in r for r in judged if not r["primary"])
+    assert ("no difference (equivalent" in real_report.summary(judged)) and ("equivalence test's Holm p 0," in
+                                                                             real_report.summary(judged))
+
+
+def test_a_decided_primary_contrast_stays_decided_inside_the_margin():
+    # 4 questions x 8 samples: TA-GRPO solves one sample more than equal-sampling on every seed, +1/32 = 3.1 pp
+    # with no spread: the t-test decides it (p 0: reproduced) and TOST puts it inside +-5 pp (p 0) as well; the
+    # verdict stays reproduced (only an undecided contrast becomes "no difference").
+    cells = [_cell("base", s, [1, 0, 0, 0]) for s in design.SEEDS]
+    for s in design.SEEDS:
+        cells += [_cell("arm", s, [5, 4, 4, 4], "ta_grpo"), _cell("arm", s, [4, 4, 4, 4], "equal_sampling"),
+                  _cell("arm", s, [4, 4, 4, 4], "ta_grpo_control")]
+    runs, bases = real_report.index(cells)
+    row = next(r for r in report.verdicts(runs, bases) if r["primary"] and r["ref"] == "equal_sampling" and
+               r["k"] == 1)
+    assert row["mean"] == pytest.approx(1 / 32) and row["p_equivalence_holm"] == 0
+    assert row["verdict"] == "reproduced"
 
 
 def test_the_side_by_side_table_puts_the_same_contrasts_of_both_worlds_in_one_row():
@@ -164,13 +184,14 @@ def test_the_side_by_side_table_puts_the_same_contrasts_of_both_worlds_in_one_ro
 
     def row(arm, ref, k, mean, n, verdict, **where):
         return {"arm": arm, "ref": ref, "k": k, "mean": mean, "lo": mean - 0.01, "hi": mean + 0.01, "n": n,
-                "verdict": verdict, **where}
+                "verdict": verdict, "primary": where.pop("primary", True), **where}
 
     toy = [row("ta_grpo", "equal_sampling", 1, -0.128, 10, "refuted", knob=0.6, subset="all"),
            row("ta_grpo", "equal_sampling", 1, 0.5, 10, "reproduced", knob=0.6, subset="hard"),  # not "all": ignored
            row("ta_grpo", "equal_sampling", 64, 0.311, 10, "reproduced", knob=0.6, subset="all"),
            row("ta_grpo", "equal_sampling", 1, -0.021, 10, "refuted", knob=0.0, subset="all")]
-    real = [row("ta_grpo", "equal_sampling", 1, 0.098, 10, "no difference"),
+    real = [row("ta_grpo", "equal_sampling", 1, 0.3, 5, "reproduced", primary=False),  # exploratory: ignored
+            row("ta_grpo", "equal_sampling", 1, 0.098, 10, "no difference"),
             row("ta_grpo", "equal_sampling", 8, 0.05, 10, "inconclusive")]
     assert "| pass@64 / pass@8 |" in side_by_side(toy, [], "real", 8)  # the real study's k before it has verdicts
     lines = side_by_side(toy, real, "real", 8).splitlines()

@@ -48,7 +48,7 @@ def test_the_families_are_declared():
         (a, "equal_sampling", "rest", 1) for a in design.CANDIDATES}
     explore = design.v2_exploratory_contrasts(64)
     assert not any(c.ref == "base" for c in explore)  # no arm-vs-base hard-subset contrast (regression to the mean)
-    assert {c.knob for c in explore if c.arm == design.PILOT["arm"]} == set(design.PILOT["knobs"])
+    assert {c.knob for c in explore if c.arm in design.PILOT_ARMS} == set(design.PILOT["knobs"])
 
 
 def _args(**over):
@@ -143,3 +143,23 @@ def test_the_map_draws_every_declared_arm_in_its_own_colour(tmp_path, monkeypatc
     plot_map(runs, bases, 4, str(tmp_path / "map.png"), "every arm")
     assert len(colours) == len(ARM_ORDER) - 1  # "weighted" is the chosen lambda arm, drawn under its own name
     assert len(set(colours)) == len(colours)
+
+
+def test_the_pilots_two_rates_stay_two_arms_in_the_report():
+    from tagrpo.experiments.regime_report import index
+    from tagrpo.experiments.regime_v2_report import pilot_by_rate
+    from tagrpo.experiments.report import label
+
+    pilot = design.PILOT["arm"]
+    cells = []
+    for lr, right in zip(design.PILOT["rates"], (1, 3), strict=True):  # the same knob and seed, one cell per rate
+        cell = _cell(pilot, 0.6, 0, [0, right])
+        cell["spec"]["learning_rate"] = lr
+        cells.append(cell)
+    cells.append(_cell("ta_grpo", 0.6, 0, [2, 2]))
+    runs, _ = index(pilot_by_rate(cells))
+    assert {a: c["counts"] for (_, _, a), c in runs.items()} == {
+        f"{pilot}@3e-05": [0, 1], f"{pilot}@0.0001": [0, 3], "ta_grpo": [2, 2]}
+    assert cells[0]["spec"]["arm"] == pilot  # the cells themselves (saved in the JSON) keep their arm
+    assert label(f"{pilot}@3e-05") == "TA-GRPO, per-variant groups at 3e-05"
+    assert set(design.PILOT_ARMS) == {f"{pilot}@3e-05", f"{pilot}@0.0001"}

@@ -126,6 +126,8 @@ def summary(rows: list[dict]) -> str:
     def evidence(r: dict) -> str:
         if r["n"] < 2:
             return f"{pct(r, sign=True)} pp on one seed: no interval, no test"
+        if r["verdict"] == "no difference":
+            return f"{pct(r, sign=True)} pp, equivalence test's Holm p {_p(r['p_equivalence_holm'])}, {r['n']} seeds"
         return f"{pct(r, sign=True)} pp, Holm p {_p(r['p_holm'])}, {r['n']} seeds"
 
     return " ".join(f"Against {label(r['ref'])} at pass@{r['k']}: {say[r['verdict']]} ({evidence(r)})."

@@ -124,11 +124,12 @@ def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: l
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "real_study_v2.json"), "w", encoding="utf-8") as f:
         json.dump(saved, f)
-    cell_min = sum(c["cell_wall_s"] for c in cells + sweep) / 60
+    cell_min = sum(c["cell_wall_s"] for c in [premise, *cells, *sweep]) / 60
+    where = os.path.relpath(args.work_dir) if not os.path.relpath(args.work_dir).startswith("..") else args.work_dir
     md = [
         "# A real LLM, second version: TA-GRPO on SmolLM2-135M-Instruct, clean splits, 10 seeds (issue 33)",
         "",
-        f"Command: `{saved['command']}` (cells under `{args.work_dir}`, resumable). Machine: {saved['machine']}. "
+        f"Command: `{saved['command']}` (cells under `{where}`, resumable). Machine: {saved['machine']}. "
         + (f"Wall time {wall / 60:.1f} min over {len(invocations)} invocation(s)" if invocations else
            "No invocation has finished yet, so no wall time") + f"; sum of the cells' own {cell_min:.1f} min.",
         "",

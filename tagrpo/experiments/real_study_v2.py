@@ -26,8 +26,11 @@ worked example, was a test sum), and its sweep ran one seed at half the steps. W
   pass@1 and pass@8 on q0's form (140-odd test problems x 8 samples), paired by seed, Holm over these four
   (``primary_contrasts``; ``tagrpo.evaluation.verdicts``). A primary contrast left undecided is called **no
   difference** when two one-sided tests (``tagrpo.evaluation.stats.equivalence``) put it inside
-  +-``EQUIVALENCE_MARGIN`` (5 pp: half the +10 pp the first study's point estimate suggested, about the half-width
-  10 seeds should give), Holm over the four TOST p-values (declared 2026-12-04, before any of its study cells ran).
+  +-``EQUIVALENCE_MARGIN`` (5 pp: half the +10 pp the first study's point estimate suggested), Holm over the four
+  TOST p-values (declared 2026-12-04, before any of its study cells ran). Power: at the first study's per-seed SD
+  of the pass@1 difference (8.9 pp) 10 seeds give a 90% half-width of 5.1 pp, so even a true zero difference would
+  be called "no difference" at most about half the time; and a contrast with the same value on every seed (pass@8 at
+  100% for both arms) is "no difference" by construction (``equivalence`` of a zero spread).
 - Exploratory (5 seeds, ``EXPLORATORY_SEEDS``, no correction): pooling without anchoring, plain GRPO (G=2, a
   quarter of the rollouts), GRPO on 2.5x the questions (G=2, 2.5x the steps with 4 new questions each: 320
   questions; the train split holds 197 problems, so 123 come back in a second epoch with other names and items),

@@ -19,7 +19,15 @@ from tagrpo.experiments.machine import machine
 from tagrpo.experiments.regime_report import arm_table, index, verdict_table
 from tagrpo.experiments.report import label, pct
 
-ARM_ORDER = (*design.PRIMARY_ARMS, *design.WEIGHTED, *design.EXPLORATORY_ARMS, design.PILOT["arm"])
+ARM_ORDER = (*design.PRIMARY_ARMS, *design.WEIGHTED, *design.EXPLORATORY_ARMS, *design.PILOT_ARMS)
+
+
+def pilot_by_rate(cells: list[dict]) -> list[dict]:
+    """The cells with each pilot cell's arm renamed ``arm@rate`` (``design.PILOT_ARMS``): the pilot runs one arm at
+    two fixed rates, which would otherwise share one (knob, seed, arm) key of ``index``."""
+    pilot = design.PILOT["arm"]
+    return [{**c, "spec": {**c["spec"], "arm": f"{pilot}@{c['spec']['learning_rate']:g}"}}
+            if c["spec"].get("arm") == pilot else c for c in cells]
 
 
 def sweep_rows(cells) -> list[dict]:
@@ -192,7 +200,7 @@ def plot_map(runs: dict, bases: dict, k: int, path: str, title: str) -> None:
 
 def write(args, sweep: list[dict], rates: dict, cells: list[dict], invocations: list[dict]) -> None:
     rows = sweep_rows(sweep)
-    runs, bases = index(cells)
+    runs, bases = index(pilot_by_rate(cells))
     runs = with_weighted(runs, rates)
     k = max((c["samples"] for c in cells), default=args.samples)
     contrasts = design.v2_primary_contrasts(k) + design.v2_exploratory_contrasts(k)

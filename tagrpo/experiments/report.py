@@ -51,6 +51,10 @@ EXTRA_LABELS = {
 
 
 def label(arm: str) -> str:
+    """An arm's name in tables; ``arm@rate`` (one arm's cells at one fixed rate) reads "<its label> at <rate>"."""
+    if "@" in arm:
+        name, rate = arm.split("@", 1)
+        return f"{label(name)} at {rate}"
     return EXTRA_LABELS.get(arm) or ARMS[arm].label
 
 

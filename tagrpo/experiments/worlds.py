@@ -22,11 +22,12 @@ def _cell(row: dict | None) -> str:
 
 
 def side_by_side(toy_verdicts: list[dict], real_verdicts: list[dict], real_name: str, real_k: int) -> str:
-    """A markdown table of ``CONTRASTS`` at pass@1 and the largest k: the embedded world's rows (``knob``, ``arm``,
-    ``ref``, ``subset`` "all", ``k``) per knob beside the real study's (``arm``, ``ref``, ``k``; its largest k is
-    ``real_k``); "-" where a study has no such verdict yet."""
-    toy = {(r["knob"], r["arm"], r["ref"], r["k"]): r for r in toy_verdicts if r.get("subset") == "all"}
-    real = {(r["arm"], r["ref"], r["k"]): r for r in real_verdicts}
+    """A markdown table of ``CONTRASTS`` at pass@1 and the largest k: the embedded world's primary rows (``knob``,
+    ``arm``, ``ref``, ``subset`` "all", ``k``) per knob beside the real study's primary rows (``arm``, ``ref``,
+    ``k``; its largest k is ``real_k``); "-" where a study has no such verdict yet."""
+    toy = {(r["knob"], r["arm"], r["ref"], r["k"]): r for r in toy_verdicts
+           if r.get("subset") == "all" and r["primary"]}
+    real = {(r["arm"], r["ref"], r["k"]): r for r in real_verdicts if r["primary"]}
     knobs = sorted({knob for knob, *_ in toy})
     toy_k = max((k for *_, k in toy), default=1)
     rows = []
