@@ -172,7 +172,8 @@ def plot_map(runs: dict, bases: dict, k: int, path: str, title: str) -> None:
         return
     fig, axes = plt.subplots(1, len(knobs), figsize=(5.4 * len(knobs), 6.4), squeeze=False)
     drawn = [a for a in ARM_ORDER if a != "weighted"]  # the chosen lambda arm is drawn under its own name
-    colours = dict(zip(drawn, plt.get_cmap("tab10" if len(drawn) <= 10 else "tab20").colors, strict=False))
+    palette = [*plt.get_cmap("tab10").colors, "black", "0.6", "gold"]  # tab10's ten, then three more distinct ones
+    colours = dict(zip(drawn, palette, strict=False))
     for ax, knob in zip(axes[0], knobs, strict=True):
         for arm, (rest, hard) in arm_points(runs, bases, knob, k).items():
             if math.isnan(rest["mean"]) or arm == "weighted":
