@@ -87,3 +87,11 @@ def test_render_only_needs_the_base_record(tmp_path):
         build_base(args)
     (tmp_path / "base.json").write_text('{"sha256": "x"}\n{"sha256": "y"}\n')
     assert build_base(args) == {"sha256": "y"}  # the latest record
+
+
+def test_the_cost_change_sentence_follows_the_verdict_not_the_sign():
+    from tagrpo.experiments.capacity_report import COST_SAYS
+
+    # every verdict a "greater" claim can get has its own sentence; an undecided +0.4 pp must not read "shrinks"
+    assert set(COST_SAYS) == {"reproduced", "refuted", "inconclusive"}
+    assert "shrinks" not in COST_SAYS["inconclusive"] and "shrinks" in COST_SAYS["reproduced"]

@@ -34,6 +34,11 @@ from tagrpo.toy.regime import FORMS
 FORMS_SHOWN = (*FORMS, "renamed")
 
 
+COST_SAYS = {"reproduced": "the cost shrinks on the 4x base (Holm)",
+             "refuted": "the cost grows on the 4x base (Holm)",
+             "inconclusive": "no change shown (Holm); the interval is what the seeds can exclude"}
+
+
 def build_base(args) -> dict:
     """The 4x base in ``args.base_dir`` (pretrained unless its marker matches), recorded in ``base.json`` under
     ``args.work_dir``: directory, recipe id, SHA-256 of the weights, parameter count, pretraining wall time. A
@@ -162,7 +167,8 @@ def write(args, base: dict, sweep: list[dict], rates: dict, cells: list[dict], i
                f"The cost change: TA-GRPO minus equal-sampling GRPO on the rest at pass@1 is "
                f"{_shown(interval(cost['values']))} pp on the 4x base ({len(cost['values'])} seeds) and "
                f"{_shown(cost['small'])} pp on the shipped base ({len(cost['small_values'])} seeds of v2); the "
-               f"difference, 4x minus shipped (Welch, unpaired), is {_shown(cost)} pp: above 0, the cost shrinks.",
+               f"difference, 4x minus shipped (Welch, unpaired), is {_shown(cost)} pp (above 0: the cost shrinks "
+               f"with capacity): {COST_SAYS[cost['verdict']]}.",
                "", "## Issue 32's goal on the 4x base", "",
                markdown_table(["hard_share", "candidate", "criterion", "pp [95% CI]", "seeds", "status"], goals),
                "", "## Every arm", "", arm_table(runs, bases, design.KNOB, ARM_ORDER)]

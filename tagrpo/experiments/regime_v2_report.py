@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import textwrap
 from statistics import mean
 
 from tagrpo.evaluation.stats import interval
@@ -193,8 +194,9 @@ def plot_map(runs: dict, bases: dict, k: int, path: str, title: str) -> None:
         ax.set_ylim(-3, 103)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
-    fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    lines = textwrap.wrap(title, width=55 * len(knobs))  # about 55 characters fit above one panel
+    fig.suptitle("\n".join(lines))
+    fig.tight_layout(rect=(0, 0, 1, 0.96 - 0.03 * len(lines)))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
