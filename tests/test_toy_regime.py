@@ -302,3 +302,20 @@ def test_recipe_id_names_the_settings_and_the_recipe(monkeypatch):
     assert recipe_id(RegimePretrainConfig(slip=0.0)) != shipped
     monkeypatch.setattr(regime_base, "RECIPE", regime_base.RECIPE + 1)
     assert recipe_id() != shipped
+
+
+def test_the_regime_base_is_rebuilt_bit_for_bit(tmp_path, tiny_regime_base):
+    # what the capacity point relies on: the same recipe, pretrained again into another directory, gives the same
+    # weight bytes (its SHA-256 keys the cells), here at a smoke size
+    from pathlib import Path
+
+    from tagrpo.toy.regime_base import RegimePretrainConfig, pretrain_regime_base
+
+    again = pretrain_regime_base(RegimePretrainConfig(output_dir=str(tmp_path / "again"), steps=3, corpus_size=64,
+                                                      hidden_size=32, num_layers=1))
+
+    def sha(path):
+        return hashlib.sha256((Path(path) / "model.safetensors").read_bytes()).hexdigest()
+
+    assert sha(again) == sha(tiny_regime_base)
+    assert Path(again) != Path(tiny_regime_base)
