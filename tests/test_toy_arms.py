@@ -76,3 +76,12 @@ def test_demo_config_validates_arms_and_presets():
         DemoConfig(arms="grpo,ta_grpo_v2")
     with pytest.raises(ValueError, match="'quick', 'default'"):
         DemoConfig(preset="huge")
+
+
+def test_every_arm_has_a_plot_style():
+    # make demo plots every arm it trains (a missing style crashed the regime demo once its arms grew)
+    from tagrpo.experiments.arms import ARMS
+    from tagrpo.experiments.report import STYLE
+
+    assert set(ARMS) <= set(STYLE)
+    assert len({STYLE[a] for a in ARMS}) == len(ARMS)  # no two arms drawn alike

@@ -38,6 +38,11 @@ STYLE = {  # arm: (colour, marker, line style)
     "ta_grpo_history": ("tab:purple", "p", "-."),
     "grpo_matched": ("tab:gray", "d", ":"),
     "grpo_matched_history": ("0.6", "<", ":"),
+    "ta_grpo_gated": ("teal", ">", "--"),
+    "ta_grpo_w25": ("gold", "H", "-."),
+    "ta_grpo_w50": ("black", "*", "--"),
+    "ta_grpo_kl": ("darkblue", "1", ":"),
+    "ta_grpo_variant": ("darkgreen", "2", "-."),
 }
 
 
