@@ -125,7 +125,8 @@ def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: l
     with open(os.path.join(args.out, "real_study_v2.json"), "w", encoding="utf-8") as f:
         json.dump(saved, f)
     cell_min = sum(c["cell_wall_s"] for c in [premise, *cells, *sweep]) / 60
-    where = os.path.relpath(args.work_dir) if not os.path.relpath(args.work_dir).startswith("..") else args.work_dir
+    rel = os.path.relpath(args.work_dir)
+    where = args.work_dir if rel.startswith("..") else rel
     md = [
         "# A real LLM, second version: TA-GRPO on SmolLM2-135M-Instruct, clean splits, 10 seeds (issue 33)",
         "",

@@ -26,9 +26,8 @@ ARM_ORDER = (*design.PRIMARY_ARMS, *design.WEIGHTED, *design.EXPLORATORY_ARMS, *
 def pilot_by_rate(cells: list[dict]) -> list[dict]:
     """The cells with each pilot cell's arm renamed ``arm@rate`` (``design.PILOT_ARMS``): the pilot runs one arm at
     two fixed rates, which would otherwise share one (knob, seed, arm) key of ``index``."""
-    pilot = design.PILOT["arm"]
-    return [{**c, "spec": {**c["spec"], "arm": f"{pilot}@{c['spec']['learning_rate']:g}"}}
-            if c["spec"].get("arm") == pilot else c for c in cells]
+    return [{**c, "spec": {**c["spec"], "arm": design.pilot_arm(c["spec"]["learning_rate"])}}
+            if c["spec"].get("arm") == design.PILOT["arm"] else c for c in cells]
 
 
 def sweep_rows(cells) -> list[dict]:

@@ -47,7 +47,14 @@ PRIMARY_ARMS = ("ta_grpo", "equal_sampling", "grpo_long", "ta_grpo_control", *CA
 EXPLORATORY_ARMS = ("ta_grpo_kl", "ta_grpo_adaptive")
 SWEPT_ARMS = tuple(a for a in PRIMARY_ARMS + EXPLORATORY_ARMS if a != "weighted") + WEIGHTED
 PILOT = {"arm": "ta_grpo_variant", "knobs": (0.6, 0.9), "rates": (3e-5, 1e-4), "seeds": tuple(range(5))}
-PILOT_ARMS = tuple(f"{PILOT['arm']}@{lr:g}" for lr in PILOT["rates"])  # in the report: one arm per pilot rate
+
+
+def pilot_arm(lr: float) -> str:
+    """The pilot's arm at one of its rates, as the report names it (``tagrpo.experiments.report.label`` reads it)."""
+    return f"{PILOT['arm']}@{lr:g}"
+
+
+PILOT_ARMS = tuple(pilot_arm(lr) for lr in PILOT["rates"])  # in the report: one arm per pilot rate
 NON_INFERIORITY = 0.02  # rest pass@1: the candidate's lower bound against equal-sampling above -2 pp
 KEEP_GAIN = 0.8  # hard pass@k_max: the candidate keeps >= 80% of TA-GRPO's gain over equal-sampling
 OBJECTIVE = sweep_objective  # validation pass@1 + pass@SWEEP_SAMPLES on q0, as v1
