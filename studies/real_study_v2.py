@@ -9,10 +9,12 @@ in ``tagrpo/experiments/real_study_v2.py``; the model comes from ``tagrpo models
 a process-pool task (``tagrpo.experiments.cells``) computed by ``real_study_v2.compute`` and written to
 ``--work-dir``, which is inside ``studies/results`` so that finished cells are committed as they land (only
 ``result.jsonl`` files and the invocation log are tracked; ``.gitignore`` drops the rest): a new machine resumes
-where the last stopped. Phases: the premise (q0's form), the sweep (validation problems, every arm x rate x sweep
-seed at the study's length), the edge rule, then the study (test problems: base and primary arms on ``SEEDS``,
-then the exploratory arms on ``EXPLORATORY_SEEDS``). Each invocation logs its wall time and the cell time it
-computed. Writes ``real_study_v2.json`` and ``.md`` into ``--out``.
+where the last stopped. Phases: the premise (q0's form), then for the primary arms and afterwards for the
+exploratory ones (so that the verdicts the issue asks for come first): the sweep (validation problems, every arm x
+rate x sweep seed at the study's length), the edge rule, the study (test problems: base and primary arms on
+``SEEDS``; exploratory arms on ``EXPLORATORY_SEEDS``). An arm's rate comes from its own sweep cells only, so the
+order changes no result. Each invocation logs its wall time and the cell time it computed. Writes
+``real_study_v2.json`` and ``.md`` into ``--out``.
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ from tagrpo.experiments.real_study import choose_q0, native_bf16
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 
 
-def sweep_specs(args, rates: dict | None = None) -> list[tuple[dict, str]]:
-    """Every arm at every rate and sweep seed; with ``rates`` (the grid's choices), also the edge rate of each arm
-    whose best is the lowest or highest of the grid."""
+def sweep_specs(args, rates: dict | None = None, arms: list[str] | None = None) -> list[tuple[dict, str]]:
+    """Every arm (of ``arms``, default all) at every rate and sweep seed; with ``rates`` (the grid's choices), also
+    the edge rate of each arm whose best is the lowest or highest of the grid."""
     out = []
-    for arm in args.arms:
+    for arm in args.arms if arms is None else arms:
         lrs = list(args.sweep_lrs)
         if rates is not None and args.edge and (edge := design.at_edge(rates, arm, tuple(args.sweep_lrs))):
             lrs.append(edge)
@@ -44,14 +46,15 @@ def sweep_specs(args, rates: dict | None = None) -> list[tuple[dict, str]]:
     return out
 
 
-def study_specs(args, rates: dict) -> list[tuple[dict, str]]:
-    """Base and primary arms over every seed first (the order a cut-short study keeps), then the exploratory arms."""
+def study_specs(args, rates: dict, tier: str | None = None) -> list[tuple[dict, str]]:
+    """Base and primary arms over every seed first (the order a cut-short study keeps), then the exploratory arms;
+    ``tier`` ("primary" or "exploratory") keeps one of the two."""
     out = []
-    for seed in args.seeds:
+    for seed in args.seeds if tier in (None, "primary") else ():
         out.append(design.cell_spec(args, "base", "test", seed, q0=args.q0))
         out += [design.cell_spec(args, "arm", "test", seed, arm, rates[arm], args.q0)
                 for arm in design.PRIMARY_ARMS if arm in args.arms and arm in rates]
-    for seed in args.exploratory_seeds:
+    for seed in args.exploratory_seeds if tier in (None, "exploratory") else ():
         out += [design.cell_spec(args, "arm", "test", seed, arm, rates[arm], args.q0)
                 for arm in design.EXPLORATORY_ARMS if arm in args.arms and arm in rates]
     return out
@@ -109,12 +112,17 @@ def main() -> None:
     premise = next(iter(premise.values()))
     args.q0 = choose_q0(premise)
     print(f"q0's form: {args.q0}", flush=True)
-    grid = run(sweep_specs(args), "sweep")
-    rates = choose(sweep_rows(grid.values()))
-    sweep = {**grid, **run(sweep_specs(args, rates), "sweep, edge rule")}
-    rates = choose(sweep_rows(sweep.values()))
-    print("learning rates from the sweep:", rates, flush=True)
-    cells = {} if args.sweep_only else run(study_specs(args, rates), "study")
+    sweep, cells = {}, {}
+    for tier, arms in (("primary", design.PRIMARY_ARMS), ("exploratory", design.EXPLORATORY_ARMS)):
+        arms = [arm for arm in arms if arm in args.arms]
+        if not arms:
+            continue
+        grid = run(sweep_specs(args, arms=arms), f"sweep, {tier} arms")
+        sweep |= grid | run(sweep_specs(args, choose(sweep_rows(grid.values())), arms), f"sweep, {tier} edge rule")
+        rates = choose(sweep_rows(sweep.values()))
+        print(f"learning rates chosen so far (after the {tier} arms' sweep):", rates, flush=True)
+        if not args.sweep_only:
+            cells |= run(study_specs(args, rates, tier), f"study, {tier} arms")
     if not args.render_only:
         log_invocation(log, sys.argv[1:], start, args.workers, cells_run=len(computed),
                        cell_s=sum(c["cell_wall_s"] for c in computed))

@@ -95,6 +95,11 @@ def test_phases_ask_for_the_declared_cells(script, tmp_path):
     for arm in design.EXPLORATORY_ARMS:
         assert sorted(seed for _, a, seed in kinds if a == arm) == list(design.EXPLORATORY_SEEDS)
     assert all(len({p for _, p in specs}) == len(specs) for specs in (grid, edged, study))  # one cell, one path
+    primary, exploratory = script.study_specs(args, rates, "primary"), script.study_specs(args, rates, "exploratory")
+    assert primary + exploratory == study  # the two tiers partition the study, primary first
+    assert {s.get("arm") for s, _ in primary} == {None, *design.PRIMARY_ARMS}
+    assert {s["arm"] for s, _ in exploratory} == set(design.EXPLORATORY_ARMS)
+    assert {s["arm"] for s, _ in script.sweep_specs(args, arms=["grpo"])} == {"grpo"}
     spec = next(s for s, _ in study if s.get("arm") == "ta_grpo")
     assert spec["arm_config"] == design.ARMS["ta_grpo"] and spec["setting"]["scheme"] == "pairs"
     assert "workers" not in spec["setting"] and spec["learning_rate"] == 1e-5 and spec["split"] == "test"

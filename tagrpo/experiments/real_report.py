@@ -35,7 +35,8 @@ def choose_learning_rates(sweep: list[dict]) -> dict[str, float]:
     return study.choose_learning_rates(rows)
 
 
-def _pass(cell: dict, k: int) -> float:
+def pass_rate(cell: dict, k: int) -> float:
+    """A cell's unbiased pass@k, the mean over its questions."""
     counts = np.asarray(cell["counts"])  # (Q,)
     return float(pass_at_k(np.full(len(counts), cell["samples"]), counts, k).mean())
 
@@ -58,11 +59,12 @@ def verdicts(runs: dict, bases: dict, k: int) -> list[dict]:
     seeds = sorted({s for s, a in runs if a == "ta_grpo"})
     for ref, primary in REFS.items():
         for kk in (1, k):
-            values = [_pass(runs[(s, "ta_grpo")], kk) - _pass(runs[(s, ref)], kk) for s in seeds if (s, ref) in runs]
+            values = [pass_rate(runs[(s, "ta_grpo")], kk) - pass_rate(runs[(s, ref)], kk)
+                      for s in seeds if (s, ref) in runs]
             rows.append({"arm": "ta_grpo", "ref": ref, "k": kk, "kind": "greater", "primary": primary,
                          **interval(values), "values": values, "p": t_test(values)})
     for arm in dict.fromkeys(a for _, a in runs):
-        values = [_pass(runs[(s, arm)], 1) - _pass(bases[s], 1) for s in sorted(bases) if (s, arm) in runs]
+        values = [pass_rate(runs[(s, arm)], 1) - pass_rate(bases[s], 1) for s in sorted(bases) if (s, arm) in runs]
         rows.append({"arm": arm, "ref": "base", "k": 1, "kind": "greater", "primary": False, **interval(values),
                      "values": values, "p": t_test(values)})
     return holm_and_verdicts(rows)
@@ -83,15 +85,16 @@ def _plain(values: list[float]) -> str:
 
 
 def arm_rows(runs: dict, bases: dict, k: int) -> list[list]:
-    out = [["base model", len(bases), "-", 0, 0, 0, "-", _ci([_pass(b, 1) for b in bases.values()]),
-            _ci([_pass(b, k) for b in bases.values()]), "-", "-", "-", "-",
+    out = [["base model", len(bases), "-", 0, 0, 0, "-", _ci([pass_rate(b, 1) for b in bases.values()]),
+            _ci([pass_rate(b, k) for b in bases.values()]), "-", "-", "-", "-",
             _plain([b.get("diversity_correct") for b in bases.values()])]]
     for arm in dict.fromkeys(a for _, a in runs):
         cs = [c for (_, a), c in sorted(runs.items()) if a == arm]
         out.append([
             label(arm), len(cs), f"{cs[0]['spec']['learning_rate']:g}", f"{mean(c['rollouts'] for c in cs):,.0f}",
             f"{mean(c['optimizer_updates'] for c in cs):,.0f}", f"{mean(c['completion_tokens'] for c in cs):,.0f}",
-            f"{mean(c['wall_s'] for c in cs):.0f}", _ci([_pass(c, 1) for c in cs]), _ci([_pass(c, k) for c in cs]),
+            f"{mean(c['wall_s'] for c in cs):.0f}", _ci([pass_rate(c, 1) for c in cs]),
+            _ci([pass_rate(c, k) for c in cs]),
             f"{100 * mean(max(c['clip_fraction'], default=0) for c in cs):.1f}",
             f"{100 * mean(quarter_mean(c['steps'], 'tagrpo/original/zero_std', False) for c in cs):.0f} -> "
             f"{100 * mean(quarter_mean(c['steps'], 'tagrpo/original/zero_std', True) for c in cs):.0f}",
@@ -111,10 +114,11 @@ def form_rows(runs: dict, bases: dict, forms: tuple[str, ...]) -> list[list]:
 
 def verdict_rows(rows: list[dict]) -> list[list]:
     return [[f"{label(r['arm'])} - {label(r['ref'])}", f"pass@{r['k']}", pct(r, sign=True), r["n"],
-             _p(r["p"]), _p(r["p_holm"]) if "p_holm" in r else "", f"**{r['verdict']}**"] for r in rows]
+             p_text(r["p"]), p_text(r["p_holm"]) if "p_holm" in r else "", f"**{r['verdict']}**"] for r in rows]
 
 
-def _p(p: float) -> str:
+def p_text(p: float) -> str:
+    """A p-value as a table shows it: two significant digits, "-" where undefined."""
     return "-" if math.isnan(p) else f"{p:.2g}"
 
 
@@ -127,8 +131,9 @@ def summary(rows: list[dict]) -> str:
         if r["n"] < 2:
             return f"{pct(r, sign=True)} pp on one seed: no interval, no test"
         if r["verdict"] == "no difference":
-            return f"{pct(r, sign=True)} pp, equivalence test's Holm p {_p(r['p_equivalence_holm'])}, {r['n']} seeds"
-        return f"{pct(r, sign=True)} pp, Holm p {_p(r['p_holm'])}, {r['n']} seeds"
+            p = p_text(r["p_equivalence_holm"])
+            return f"{pct(r, sign=True)} pp, equivalence test's Holm p {p}, {r['n']} seeds"
+        return f"{pct(r, sign=True)} pp, Holm p {p_text(r['p_holm'])}, {r['n']} seeds"
 
     return " ".join(f"Against {label(r['ref'])} at pass@{r['k']}: {say[r['verdict']]} ({evidence(r)})."
                     for r in rows if r["primary"])

@@ -38,7 +38,7 @@ def choose(rows: list[dict]) -> dict[str, float]:
 def contrast(runs: dict, bases: dict, arm: str, ref: str, k: int, seeds, primary: bool) -> dict:
     """The paired per-seed difference ``arm - ref`` in pass@k on test q0 over the ``seeds`` where both ran."""
     other = {s: bases[s] for s in bases} if ref == "base" else {s: c for (s, a), c in runs.items() if a == ref}
-    values = [real_report._pass(runs[(s, arm)], k) - real_report._pass(other[s], k) for s in seeds
+    values = [real_report.pass_rate(runs[(s, arm)], k) - real_report.pass_rate(other[s], k) for s in seeds
               if (s, arm) in runs and s in other]
     return {"arm": arm, "ref": ref, "k": k, "kind": "greater", "primary": primary, **interval(values),
             "values": values, "p": t_test(values)}
@@ -95,7 +95,7 @@ def progress(args, sweep: list[dict], cells: list[dict]) -> str:
 
 def verdict_rows(judged: list[dict]) -> list[list]:
     """The first study's verdict rows with the TOST p-value (Holm over the primary four) before the verdict."""
-    return [[*row[:-1], real_report._p(r["p_equivalence_holm"]) if "p_equivalence_holm" in r else "", row[-1]]
+    return [[*row[:-1], real_report.p_text(r["p_equivalence_holm"]) if "p_equivalence_holm" in r else "", row[-1]]
             for r, row in zip(judged, real_report.verdict_rows(judged), strict=True)]
 
 

@@ -4,6 +4,7 @@ each invocation's cell time logged, no trained model left in the cells."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,10 +21,12 @@ def test_real_study_v2_runs_every_phase_and_a_rerun_reuses_the_cells(smollm2, tm
            str(tmp_path / "out"), "--steps", "1", "--questions", "4", "--seeds", "0", "--exploratory-seeds", "0",
            "--sweep-lrs", "1e-5", "--no-edge", "--arms", "ta_grpo,grpo_more_data", "--workers", "2"]
     first = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=1200).stdout
-    assert "sweep: 4 cells, 0 done before, 4 to run" in first  # 2 arms x 1 rate x 2 sweep seeds
-    assert "study: 3 cells, 0 done before, 3 to run" in first  # base, TA-GRPO (primary), GRPO 2.5x (exploratory)
+    for tier, arm_cells in (("primary", 2), ("exploratory", 1)):  # 1 rate x 2 sweep seeds each; the primary tier's
+        assert f"sweep, {tier} arms: 2 cells, 0 done before, 2 to run" in first  # study also has the base cell
+        assert f"study, {tier} arms: {arm_cells} cells, 0 done before, {arm_cells} to run" in first
+    assert first.index("study, primary arms") < first.index("sweep, exploratory arms")  # primary verdicts first
     again = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=300).stdout
-    assert "sweep: 4 cells, 4 done before, 0 to run" in again and "study: 3 cells, 3 done before, 0 to run" in again
+    assert re.findall(r"(\d+) to run on", again) == ["0"] * 7  # premise; sweep, edge rule and study per tier
     saved = json.loads((tmp_path / "out" / "real_study_v2.json").read_text())
     arms = {c["spec"]["arm"]: c for c in saved["cells"] if c["spec"]["kind"] == "arm"}
     assert arms["ta_grpo"]["rollouts"] == 32 and arms["ta_grpo"]["optimizer_updates"] == 2
