@@ -13,8 +13,9 @@ where the last stopped. Phases: the premise (q0's form), then for the primary ar
 exploratory ones (so that the verdicts the issue asks for come first): the sweep (validation problems, every arm x
 rate x sweep seed at the study's length), the edge rule, the study (test problems: base and primary arms on
 ``SEEDS``; exploratory arms on ``EXPLORATORY_SEEDS``). An arm's rate comes from its own sweep cells only, so the
-order changes no result. Each invocation logs its wall time and the cell time it computed. Writes
-``real_study_v2.json`` and ``.md`` into ``--out``.
+order changes no result. Each invocation's wall time and the cell time it computed are logged as each cell lands
+(a killed invocation keeps them up to its last finished cell). Writes ``real_study_v2.json`` and ``.md`` into
+``--out``.
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ import argparse
 import os
 import sys
 import time
+from datetime import datetime, timezone
 
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments import real_study_v2 as design
-from tagrpo.experiments.cells import finished, log_invocation, run_all
+from tagrpo.experiments.cells import checkpoint_invocation, finished, run_all
 from tagrpo.experiments.real_report_v2 import choose, sweep_rows, write
 from tagrpo.experiments.real_study import choose_q0, native_bf16
 
@@ -95,15 +97,21 @@ def main() -> None:
     threads = max(1, (os.cpu_count() or 2) // args.workers)
     log = os.path.join(args.work_dir, "invocations.jsonl")
     start = time.perf_counter()
-    computed: list[dict] = []
+    record = {"started": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "argv": sys.argv[1:],
+              "workers": args.workers, "wall_s": 0.0, "cells_run": 0, "cell_s": 0.0, "finished": False}
+
+    def save(done: bool = False) -> None:  # this invocation's line in the log, replacing its previous one
+        record.update(wall_s=time.perf_counter() - start, finished=done)
+        checkpoint_invocation(log, record)
+
+    def landed(path: str, result: dict) -> None:
+        record.update(cells_run=record["cells_run"] + 1, cell_s=record["cell_s"] + result["cell_wall_s"])
+        save()
 
     def run(specs, what):
         if args.render_only:
             return finished(specs)
-        before = finished(specs)
-        results = run_all(specs, args.workers, what, compute=design.compute, threads=threads)
-        computed.extend(r for path, r in results.items() if path not in before)
-        return results
+        return run_all(specs, args.workers, what, compute=design.compute, threads=threads, on_cell=landed)
 
     args.q0 = None
     premise = run([design.cell_spec(args, "premise", "validation", design.SWEEP_SEEDS[0])], "premise")
@@ -124,8 +132,7 @@ def main() -> None:
         if not args.sweep_only:
             cells |= run(study_specs(args, rates, tier), f"study, {tier} arms")
     if not args.render_only:
-        log_invocation(log, sys.argv[1:], start, args.workers, cells_run=len(computed),
-                       cell_s=sum(c["cell_wall_s"] for c in computed))
+        save(done=True)
     write(args, premise, args.q0, list(sweep.values()), rates, list(cells.values()), read_jsonl(log))
 
 

@@ -60,10 +60,10 @@ def finished(specs: list[tuple[dict, str]]) -> dict[str, dict]:
 
 
 def run_all(specs: list[tuple[dict, str]], workers: int, what: str, compute: Compute,
-            threads: int = 1) -> dict[str, dict]:
+            threads: int = 1, on_cell: Callable[[str, dict], None] | None = None) -> dict[str, dict]:
     """Every cell of ``specs`` (reusing finished ones), ``workers`` processes of ``threads`` torch threads at a
     time, each cell by ``compute`` (see ``run_cell``; a module-level function, so spawned workers can import it);
-    results keyed by path."""
+    results keyed by path. ``on_cell(path, result)`` is called as each computed cell lands."""
     results = finished(specs)
     todo = [(spec, path) for spec, path in specs if path not in results]
     print(f"{what}: {len(specs)} cells, {len(results)} done before, {len(todo)} to run on {workers} workers",
@@ -75,6 +75,8 @@ def run_all(specs: list[tuple[dict, str]], workers: int, what: str, compute: Com
         for i, future in enumerate(as_completed(futures), start=1):
             path = futures[future]
             results[path] = future.result()
+            if on_cell is not None:
+                on_cell(path, results[path])
             elapsed = time.perf_counter() - start
             print(f"  [{i}/{len(todo)}] {os.path.relpath(path)} ({results[path]['cell_wall_s']:.0f} s; "
                   f"{elapsed / 60:.1f} min, about {elapsed / i * (len(todo) - i) / 60:.0f} min left)", flush=True)
@@ -86,3 +88,11 @@ def log_invocation(path: str, argv: list[str], start: float, workers: int, **ext
     in wall time since ``start`` (a ``time.perf_counter()`` reading), and ``extra`` fields (``cells_run``,
     ``cell_s``: the cells this invocation computed and their own seconds)."""
     append_jsonl(path, [{"argv": argv, "wall_s": time.perf_counter() - start, "workers": workers, **extra}])
+
+
+def checkpoint_invocation(path: str, record: dict) -> None:
+    """Write an invocation's line (``record``, keyed by its ``started`` time) into ``path``, replacing its earlier
+    line: called as each cell lands, so an invocation killed mid-study keeps its wall and cell time up to its last
+    finished cell (with ``finished`` false), and the file is never left half-written (``write_jsonl``)."""
+    rows = [r for r in read_jsonl(path) if r.get("started") != record["started"]]
+    write_jsonl(path, [*rows, record])

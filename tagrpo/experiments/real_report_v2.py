@@ -74,11 +74,28 @@ def sweep_table(rows: list[dict], rates: dict[str, float]) -> str:
 
 
 def invocation_table(invocations: list[dict]) -> str:
-    rows = [[i + 1, "`" + " ".join(inv["argv"]) + "`", inv["workers"], f"{inv['wall_s'] / 60:.1f}",
-             inv.get("cells_run", "-"), f"{inv['cell_s'] / 60:.1f}" if "cell_s" in inv else "-"]
+    """One row per invocation; one stopped before its end (killed with its session) counts to its last cell."""
+    rows = [[i + 1, inv.get("started", "-")[:19], "`" + " ".join(inv["argv"]) + "`", inv["workers"],
+             f"{inv['wall_s'] / 60:.1f}", inv.get("cells_run", "-"),
+             f"{inv['cell_s'] / 60:.1f}" if "cell_s" in inv else "-", ended(inv)]
             for i, inv in enumerate(invocations)]
-    return markdown_table(["invocation", "arguments", "workers", "wall min", "cells computed", "their cell min"],
-                          rows)
+    return markdown_table(["invocation", "started (UTC)", "arguments", "workers", "wall min", "cells computed",
+                           "their cell min", "ended"], rows)
+
+
+def ended(invocation: dict) -> str:
+    """How an invocation ended: finished, or stopped (its wall time then runs to its last finished cell)."""
+    how = "finished" if invocation.get("finished", True) else "stopped; wall to its last cell"
+    return how + (f" ({invocation['source']})" if "source" in invocation else "")
+
+
+def wall_sentence(invocations: list[dict]) -> str:
+    if not invocations:
+        return "No invocation recorded yet, so no wall time"
+    stopped = sum(not i.get("finished", True) for i in invocations)
+    return (f"Wall time {sum(i['wall_s'] for i in invocations) / 60:.1f} min over {len(invocations)} invocation(s)"
+            + (f", {stopped} of them stopped before their end and counted to their last finished cell" if stopped
+               else ""))
 
 
 def progress(args, sweep: list[dict], cells: list[dict]) -> str:
@@ -131,8 +148,7 @@ def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: l
         "# A real LLM, second version: TA-GRPO on SmolLM2-135M-Instruct, clean splits, 10 seeds (issue 33)",
         "",
         f"Command: `{saved['command']}` (cells under `{where}`, resumable). Machine: {saved['machine']}. "
-        + (f"Wall time {wall / 60:.1f} min over {len(invocations)} invocation(s)" if invocations else
-           "No invocation has finished yet, so no wall time") + f"; sum of the cells' own {cell_min:.1f} min.",
+        + wall_sentence(invocations) + f"; sum of the cells' own {cell_min:.1f} min.",
         "",
         progress(args, sweep, cells),
         "",

@@ -1,0 +1,47 @@
+"""The cell runner's bookkeeping (``tagrpo/experiments/cells.py``): a callback as each computed cell lands, and an
+invocation's line in the log kept current, so that a study killed with its session still states what it cost."""
+
+from __future__ import annotations
+
+from tagrpo.data.jsonl import read_jsonl
+from tagrpo.experiments.cells import checkpoint_invocation, run_all
+from tagrpo.experiments.real_report_v2 import ended, invocation_table, wall_sentence
+
+
+def double(spec: dict, directory: str) -> dict:
+    """A cell's compute (module level: the spawned worker imports it)."""
+    return {"spec": spec, "value": 2 * spec["x"], "cell_wall_s": 1.5}
+
+
+def test_on_cell_is_called_once_per_computed_cell_and_never_for_a_reused_one(tmp_path):
+    specs = [({"x": x}, str(tmp_path / str(x) / "result.jsonl")) for x in (1, 2)]
+    run_all(specs[:1], 1, "first", compute=double)
+    landed = []
+    results = run_all(specs, 1, "second", compute=double, on_cell=lambda path, r: landed.append((path, r["value"])))
+    assert landed == [(specs[1][1], 4)]  # the first cell was on disk: reused, not reported as computed
+    assert {path: r["value"] for path, r in results.items()} == {specs[0][1]: 2, specs[1][1]: 4}
+
+
+def test_an_invocations_line_is_replaced_as_it_progresses_and_others_are_kept(tmp_path):
+    log = str(tmp_path / "invocations.jsonl")
+    old = {"started": "2026-12-04T10:18:00+00:00", "argv": [], "workers": 1, "wall_s": 60.0, "finished": False}
+    checkpoint_invocation(log, old)
+    now = {"started": "2026-12-04T14:00:00+00:00", "argv": [], "workers": 2, "wall_s": 30.0, "cells_run": 1,
+           "cell_s": 50.0, "finished": False}
+    checkpoint_invocation(log, now)
+    checkpoint_invocation(log, {**now, "wall_s": 90.0, "cells_run": 2, "cell_s": 110.0, "finished": True})
+    rows = read_jsonl(log)
+    assert [r["started"] for r in rows] == [old["started"], now["started"]]
+    assert rows[1]["cells_run"] == 2 and rows[1]["wall_s"] == 90.0 and rows[1]["finished"] is True
+
+
+def test_the_report_says_which_invocations_were_stopped_and_counts_them_to_their_last_cell():
+    stopped = {"started": "a", "argv": ["--workers", "1"], "workers": 1, "wall_s": 120.0, "cells_run": 3,
+               "cell_s": 100.0, "finished": False, "source": "from its console log"}
+    whole = {"argv": ["--workers", "2"], "workers": 2, "wall_s": 60.0, "cells_run": 0, "cell_s": 0.0}  # an old line
+    assert ended(stopped) == "stopped; wall to its last cell (from its console log)" and ended(whole) == "finished"
+    assert wall_sentence([stopped, whole]) == ("Wall time 3.0 min over 2 invocation(s), 1 of them stopped before "
+                                               "their end and counted to their last finished cell")
+    assert wall_sentence([]) == "No invocation recorded yet, so no wall time"
+    table = invocation_table([stopped, whole])
+    assert "| 1 | a | `--workers 1` | 1 | 2.0 | 3 | 1.7 | stopped" in table and "| 2 | - |" in table
