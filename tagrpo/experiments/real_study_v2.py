@@ -46,8 +46,9 @@ test cell about 1,500 s, of which about 480 s evaluation; a base cell 490 s), th
 its full-length sweep: the sweep is 7 arms x 3 rates x 2 seeds = 42 cells plus up to 14 of the edge rule (about
 56,000 cell-seconds), the study 10 base cells, 3 x 10 primary and 4 x 5 exploratory arm cells (about 64,000): about
 115 cells and 17 hours of wall time on 2 idle cores. Measured once ``share_prompt_prefix`` existed (2.52x the first
-study's rollouts per CPU second): the first TA-GRPO sweep cell took 1,127 s on one worker beside another process,
-so the whole study is more like 8-10 hours on 2 idle cores, spread over several sessions.
+study's rollouts per CPU second): the TA-GRPO and equal-sampling sweep cells took 513-595 s each, two at a time on 2
+otherwise idle cores (the first, 1,127 s, ran beside another study), so the whole study is about 9 hours of wall
+time (test cells evaluate 2.4x the validation problems), spread over several sessions.
 
 Every cell (premise, base, or an arm at a rate and seed) is cached under ``--work-dir`` (inside
 ``studies/results`` by default, so that finished cells are committed as they land: only ``result.jsonl`` and the
