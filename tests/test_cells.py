@@ -35,13 +35,14 @@ def test_an_invocations_line_is_replaced_as_it_progresses_and_others_are_kept(tm
     assert rows[1]["cells_run"] == 2 and rows[1]["wall_s"] == 90.0 and rows[1]["finished"] is True
 
 
-def test_the_report_says_which_invocations_were_stopped_and_counts_them_to_their_last_cell():
+def test_the_report_says_which_invocations_did_not_finish_and_counts_them_to_their_last_cell():
     stopped = {"started": "a", "argv": ["--workers", "1"], "workers": 1, "wall_s": 120.0, "cells_run": 3,
                "cell_s": 100.0, "finished": False, "source": "from its console log"}
     whole = {"argv": ["--workers", "2"], "workers": 2, "wall_s": 60.0, "cells_run": 0, "cell_s": 0.0}  # an old line
-    assert ended(stopped) == "stopped; wall to its last cell (from its console log)" and ended(whole) == "finished"
-    assert wall_sentence([stopped, whole]) == ("Wall time 3.0 min over 2 invocation(s), 1 of them stopped before "
-                                               "their end and counted to their last finished cell")
+    assert ended(stopped) == "not finished (stopped or running); wall to its last cell (from its console log)"
+    assert ended(whole) == "finished"
+    assert wall_sentence([stopped, whole]) == ("Wall time 3.0 min over 2 invocation(s), 1 of them not finished "
+                                               "(stopped or still running) and counted to their last cell")
     assert wall_sentence([]) == "No invocation recorded yet, so no wall time"
     table = invocation_table([stopped, whole])
-    assert "| 1 | a | `--workers 1` | 1 | 2.0 | 3 | 1.7 | stopped" in table and "| 2 | - |" in table
+    assert "| 1 | a | `--workers 1` | 1 | 2.0 | 3 | 1.7 | not finished" in table and "| 2 | - |" in table

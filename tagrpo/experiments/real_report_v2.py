@@ -74,7 +74,8 @@ def sweep_table(rows: list[dict], rates: dict[str, float]) -> str:
 
 
 def invocation_table(invocations: list[dict]) -> str:
-    """One row per invocation; one stopped before its end (killed with its session) counts to its last cell."""
+    """One row per invocation; one not finished (killed with its session, or still running) counts to its last
+    cell."""
     rows = [[i + 1, inv.get("started", "-")[:19], "`" + " ".join(inv["argv"]) + "`", inv["workers"],
              f"{inv['wall_s'] / 60:.1f}", inv.get("cells_run", "-"),
              f"{inv['cell_s'] / 60:.1f}" if "cell_s" in inv else "-", ended(inv)]
@@ -84,8 +85,8 @@ def invocation_table(invocations: list[dict]) -> str:
 
 
 def ended(invocation: dict) -> str:
-    """How an invocation ended: finished, or stopped (its wall time then runs to its last finished cell)."""
-    how = "finished" if invocation.get("finished", True) else "stopped; wall to its last cell"
+    """How an invocation ended: finished, or not (stopped or still running: its wall time runs to its last cell)."""
+    how = "finished" if invocation.get("finished", True) else "not finished (stopped or running); wall to its last cell"
     return how + (f" ({invocation['source']})" if "source" in invocation else "")
 
 
@@ -94,7 +95,7 @@ def wall_sentence(invocations: list[dict]) -> str:
         return "No invocation recorded yet, so no wall time"
     stopped = sum(not i.get("finished", True) for i in invocations)
     return (f"Wall time {sum(i['wall_s'] for i in invocations) / 60:.1f} min over {len(invocations)} invocation(s)"
-            + (f", {stopped} of them stopped before their end and counted to their last finished cell" if stopped
+            + (f", {stopped} of them not finished (stopped or still running) and counted to their last cell" if stopped
                else ""))
 
 
