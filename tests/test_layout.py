@@ -85,3 +85,10 @@ def test_every_script_is_an_entry_point_with_results_beside_it():
     for folder in SCRIPT_FOLDERS:
         assert (ROOT / folder / "results").is_dir()
         assert not (ROOT / folder / "__init__.py").exists()  # entry points, not a package
+
+
+def test_test_files_have_unique_names():
+    """pytest imports test modules by basename (rootdir-relative ``pythonpath``, no packages): two files of one name
+    in different tiers cannot be collected in one run."""
+    names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
