@@ -207,3 +207,12 @@ def test_the_side_by_side_table_puts_the_same_contrasts_of_both_worlds_in_one_ro
     assert lines[3] == ("| TA-GRPO - equal-sampling GRPO | pass@64 / pass@8 | - | +31.1 [30.1, 32.1] (10 seeds; "
                         "reproduced) | +5.0 [4.0, 6.0] (10 seeds; inconclusive) |")
     assert lines[4].endswith("| pass@1 | - | - | - |") and len(lines) == 6  # the control: no verdicts yet
+
+
+def test_an_undecided_contrast_is_never_worded_as_no_difference():
+    row = {"arm": "ta_grpo", "ref": "equal_sampling", "k": 1, "primary": True, "verdict": "inconclusive", "n": 2,
+           "mean": 0.07, "lo": -0.3, "hi": 0.4, "p_holm": 0.5}
+    text = real_report.summary([row])
+    assert "undecided" in text and "no difference" not in text
+    assert "no difference (equivalent" in real_report.summary([{**row, "verdict": "no difference",
+                                                                  "p_equivalence_holm": 0.01}])

@@ -124,7 +124,8 @@ def p_text(p: float) -> str:
 
 def summary(rows: list[dict]) -> str:
     """One plain sentence per primary contrast, from its verdict."""
-    say = {"reproduced": "TA-GRPO is better", "refuted": "TA-GRPO is worse", "inconclusive": "no difference shown",
+    say = {"reproduced": "TA-GRPO is better", "refuted": "TA-GRPO is worse",
+           "inconclusive": "undecided, neither a difference nor equivalence shown",
            "no difference": "no difference (equivalent within the declared margin)"}
 
     def evidence(r: dict) -> str:
