@@ -112,6 +112,7 @@ def main(argv=None) -> int:
     p.add_argument("--config", choices=sorted(CONFIGS), default="qwen3-1.7b")
     p.add_argument("--steps", type=int, default=3, help="optimizer steps per run, the first is warm-up")
     p.add_argument("--rounds", type=int, default=1, help="alternating (TA-GRPO, GRPO) rounds")
+    p.add_argument("--warmup", type=int, default=0, help="untimed (TA-GRPO, GRPO) rounds before the timed ones")
     p.add_argument("--questions", type=int, default=2, help="questions per step (32 completions each)")
     p.add_argument("--length", type=int, default=256, help="completion tokens, forced")
     p.add_argument("--out", type=Path, required=True)
@@ -120,15 +121,27 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as model_dir:
         params = build_model(args.config, model_dir, torch.bfloat16 if on_gpu else torch.float32)
-        runs = [run_once(m, model_dir, args, on_gpu) for _ in range(args.rounds) for m in ("tagrpo", "grpo")]
-    med = {m: {k: statistics.median(r[k] for r in runs if r["method"] == m) for k in ("median_step_s",
-                                                                                       "tokens_per_s")}
-           for m in ("tagrpo", "grpo")}
+        # untimed: a process's first run on a GPU pays its one-off costs (kernel selection, the allocator's growth,
+        # clocks) over more than one step, which the discarded first step of a timed run does not absorb
+        warmup = [run_once(m, model_dir, args, on_gpu) for _ in range(args.warmup) for m in ("tagrpo", "grpo")]
+        runs = []
+        for _ in range(args.rounds):
+            for m in ("tagrpo", "grpo"):
+                runs.append(run_once(m, model_dir, args, on_gpu))
+                # what has finished survives a run cut short (the device's time limit, a crash)
+                args.out.mkdir(parents=True, exist_ok=True)
+                (args.out / "gpu_step.partial.json").write_text(json.dumps(runs, indent=2))
+    med = {}  # over every timed step of every round (each run's first step discarded)
+    for m in ("tagrpo", "grpo"):
+        mine = [r for r in runs if r["method"] == m]
+        steps = [(t, s) for r in mine for t, s in zip(r["completion_tokens"][1:], r["step_s"][1:], strict=True)]
+        med[m] = {"median_step_s": statistics.median(s for _, s in steps),
+                  "tokens_per_s": statistics.median(t / s for t, s in steps)}
     machine = {"platform": platform.platform(), "device": torch.cuda.get_device_name() if on_gpu else "cpu",
                "torch": torch.__version__}
     result = {"command": " ".join(["python benchmarks/gpu_step.py", *(argv or sys.argv[1:])]), "machine": machine,
               "config": args.config, "parameters": params, "questions": args.questions, "length": args.length,
-              "runs": runs, "median": med, "wall_s": time.perf_counter() - start,
+              "warmup_runs": warmup, "runs": runs, "median": med, "wall_s": time.perf_counter() - start,
               "ratio_step_s": med["tagrpo"]["median_step_s"] / med["grpo"]["median_step_s"]}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "gpu_step.json").write_text(json.dumps(result, indent=2))
@@ -138,7 +151,7 @@ def main(argv=None) -> int:
         "",
         f"Command: `{result['command']}`. Machine: {machine}. Model: random {args.config} ({params / 1e9:.2f}B "
         f"parameters), {args.questions} questions x 32 completions of {args.length} tokens per step, "
-        f"{args.steps} steps per run (first discarded), {args.rounds} round(s). Wall {result['wall_s']:.0f} s.",
+        f"{args.steps} steps per run (first discarded), {args.warmup} untimed and {args.rounds} timed round(s). Wall {result['wall_s']:.0f} s.",
         "",
         "| method | s / step | generated tokens / s | peak GPU GiB |",
         "|---|---|---|---|",
@@ -149,6 +162,7 @@ def main(argv=None) -> int:
         "",
     ]
     (args.out / "gpu_step.md").write_text("\n".join(lines))
+    (args.out / "gpu_step.partial.json").unlink()
     print("\n".join(lines))
     return 0
 

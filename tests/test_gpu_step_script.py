@@ -22,3 +22,4 @@ def test_gpu_step_script_on_cpu(tmp_path):
     for run in result["runs"]:  # 1 question x 32 completions x 8 forced tokens per step
         assert run["completion_tokens"] == [256.0, 256.0] and len(run["step_s"]) == 2
     assert result["ratio_step_s"] > 0 and "| TA-GRPO (N=3, G=8) |" in (tmp_path / "gpu_step.md").read_text()
+    assert not (tmp_path / "gpu_step.partial.json").exists()  # removed once the whole result is written
