@@ -151,7 +151,8 @@ def main(argv=None) -> int:
         "",
         f"Command: `{result['command']}`. Machine: {machine}. Model: random {args.config} ({params / 1e9:.2f}B "
         f"parameters), {args.questions} questions x 32 completions of {args.length} tokens per step, "
-        f"{args.steps} steps per run (first discarded), {args.warmup} untimed and {args.rounds} timed round(s). Wall {result['wall_s']:.0f} s.",
+        f"{args.steps} steps per run (first discarded), {args.warmup} untimed and {args.rounds} timed round(s). "
+        f"Wall {result['wall_s']:.0f} s.",
         "",
         "| method | s / step | generated tokens / s | peak GPU GiB |",
         "|---|---|---|---|",

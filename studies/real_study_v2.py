@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments import real_study_v2 as design
 from tagrpo.experiments.cells import checkpoint_invocation, finished, run_all
+from tagrpo.experiments.machine import machine
 from tagrpo.experiments.real_report_v2 import choose, sweep_rows, write
 from tagrpo.experiments.real_study import choose_q0, native_bf16
 
@@ -98,7 +99,8 @@ def main() -> None:
     log = os.path.join(args.work_dir, "invocations.jsonl")
     start = time.perf_counter()
     record = {"started": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "argv": sys.argv[1:],
-              "workers": args.workers, "wall_s": 0.0, "cells_run": 0, "cell_s": 0.0, "finished": False}
+              "workers": args.workers, "wall_s": 0.0, "cells_run": 0, "cell_s": 0.0, "finished": False,
+              "machine": machine()}
 
     def save(done: bool = False) -> None:  # this invocation's line in the log, replacing its previous one
         record.update(wall_s=time.perf_counter() - start, finished=done)

@@ -3,8 +3,11 @@ invocation's line in the log kept current, so that a study killed with its sessi
 
 from __future__ import annotations
 
+import platform
+
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments.cells import checkpoint_invocation, run_all
+from tagrpo.experiments.machine import cpu_model
 from tagrpo.experiments.real_report_v2 import ended, invocation_table, wall_sentence
 
 
@@ -45,4 +48,13 @@ def test_the_report_says_which_invocations_did_not_finish_and_counts_them_to_the
                                                "(stopped or still running) and counted to their last cell")
     assert wall_sentence([]) == "No invocation recorded yet, so no wall time"
     table = invocation_table([stopped, whole])
-    assert "| 1 | a | `--workers 1` | 1 | 2.0 | 3 | 1.7 | not finished" in table and "| 2 | - |" in table
+    assert "| 1 | a | `--workers 1` | 1 | 2.0 | 3 | 1.7 | not recorded | not finished" in table
+    assert "| 2 | - |" in table
+    assert "| Xeon X | finished |" in invocation_table([{**whole, "machine": {"cpu": "Xeon X"}}])
+
+
+def test_cpu_model_reads_the_model_name_and_falls_back_where_cpuinfo_is_missing(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Processor\n")
+    assert cpu_model(str(info)) == "Intel(R) Xeon(R) Processor"
+    assert cpu_model(str(tmp_path / "absent")) == (platform.processor() or "unknown")

@@ -15,6 +15,7 @@ def machine(packages: tuple[str, ...] = ("torch", "transformers", "trl")) -> dic
         "platform": platform.platform(),
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
+        "cpu": cpu_model(),
         "load_average_1m": round(os.getloadavg()[0], 2),
     }
     for package in packages:
@@ -26,3 +27,17 @@ def machine(packages: tuple[str, ...] = ("torch", "transformers", "trl")) -> dic
         info["torch_threads"] = torch.get_num_threads()
         info["device"] = "cuda" if torch.cuda.is_available() else "cpu"
     return info
+
+
+def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The processor's model name (cells computed on two processors can differ in their last bits, so a study
+    records where each invocation ran); ``platform.processor()`` where ``cpuinfo`` cannot be read."""
+    try:
+        with open(cpuinfo, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+

@@ -78,10 +78,11 @@ def invocation_table(invocations: list[dict]) -> str:
     cell."""
     rows = [[i + 1, inv.get("started", "-")[:19], "`" + " ".join(inv["argv"]) + "`", inv["workers"],
              f"{inv['wall_s'] / 60:.1f}", inv.get("cells_run", "-"),
-             f"{inv['cell_s'] / 60:.1f}" if "cell_s" in inv else "-", ended(inv)]
+             f"{inv['cell_s'] / 60:.1f}" if "cell_s" in inv else "-", inv.get("machine", {}).get("cpu", "not recorded"),
+             ended(inv)]
             for i, inv in enumerate(invocations)]
     return markdown_table(["invocation", "started (UTC)", "arguments", "workers", "wall min", "cells computed",
-                           "their cell min", "ended"], rows)
+                           "their cell min", "CPU", "ended"], rows)
 
 
 def ended(invocation: dict) -> str:
