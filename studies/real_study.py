@@ -15,10 +15,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 from tagrpo.data.jsonl import read_jsonl
-from tagrpo.experiments.cells import finished, log_invocation, run_all
+from tagrpo.experiments.cells import Invocation, finished, run_all
 from tagrpo.experiments.real_report import choose_learning_rates, write
 from tagrpo.experiments.real_study import (
     ARMS,
@@ -65,12 +64,13 @@ def main() -> None:
     if not native_bf16(args.device) and not args.render_only:  # a redraw reads the bf16 cells (the committed study)
         args.overrides["precision"] = "fp32"
     threads = max(1, (os.cpu_count() or 2) // args.workers)
-    start = time.perf_counter()
+    log = os.path.join(args.work_dir, "invocations.jsonl")
+    invocation = Invocation(log, sys.argv[1:], args.workers, record=not args.render_only)
 
     def run(specs, what):
         if args.render_only:
             return finished(specs)
-        return run_all(specs, args.workers, what, compute=compute, threads=threads)
+        return run_all(specs, args.workers, what, compute=compute, threads=threads, on_cell=invocation.landed)
 
     premise_spec = specs_for(args, "premise", "validation", SWEEP_SEEDS[0])
     premise = run([premise_spec], "premise")
@@ -91,9 +91,7 @@ def main() -> None:
         cells = run(study_specs, "study")
     else:
         cells = {}
-    log = os.path.join(args.work_dir, "invocations.jsonl")
-    if not args.render_only:
-        log_invocation(log, sys.argv[1:], start, args.workers)
+    invocation.finish()
     write(args, next(iter(premise.values())), q0, list(sweep.values()), lrs, list(cells.values()), read_jsonl(log))
 
 

@@ -23,13 +23,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
-from datetime import datetime, timezone
 
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments import real_study_v2 as design
-from tagrpo.experiments.cells import checkpoint_invocation, finished, run_all
-from tagrpo.experiments.machine import machine
+from tagrpo.experiments.cells import Invocation, finished, run_all
 from tagrpo.experiments.real_report_v2 import choose, sweep_rows, write
 from tagrpo.experiments.real_study import choose_q0, native_bf16
 
@@ -97,23 +94,12 @@ def main() -> None:
     args = parse()
     threads = max(1, (os.cpu_count() or 2) // args.workers)
     log = os.path.join(args.work_dir, "invocations.jsonl")
-    start = time.perf_counter()
-    record = {"started": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "argv": sys.argv[1:],
-              "workers": args.workers, "wall_s": 0.0, "cells_run": 0, "cell_s": 0.0, "finished": False,
-              "machine": machine()}
-
-    def save(done: bool = False) -> None:  # this invocation's line in the log, replacing its previous one
-        record.update(wall_s=time.perf_counter() - start, finished=done)
-        checkpoint_invocation(log, record)
-
-    def landed(path: str, result: dict) -> None:
-        record.update(cells_run=record["cells_run"] + 1, cell_s=record["cell_s"] + result["cell_wall_s"])
-        save()
+    invocation = Invocation(log, sys.argv[1:], args.workers, record=not args.render_only)
 
     def run(specs, what):
         if args.render_only:
             return finished(specs)
-        return run_all(specs, args.workers, what, compute=design.compute, threads=threads, on_cell=landed)
+        return run_all(specs, args.workers, what, compute=design.compute, threads=threads, on_cell=invocation.landed)
 
     args.q0 = None
     premise = run([design.cell_spec(args, "premise", "validation", design.SWEEP_SEEDS[0])], "premise")
@@ -133,8 +119,7 @@ def main() -> None:
         print(f"learning rates chosen so far (after the {tier} arms' sweep):", rates, flush=True)
         if not args.sweep_only:
             cells |= run(study_specs(args, rates, tier), f"study, {tier} arms")
-    if not args.render_only:
-        save(done=True)
+    invocation.finish()
     write(args, premise, args.q0, list(sweep.values()), rates, list(cells.values()), read_jsonl(log))
 
 

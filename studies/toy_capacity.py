@@ -18,13 +18,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments import study_capacity as design
 from tagrpo.experiments import study_v2 as v2
 from tagrpo.experiments.capacity_report import build_base, write
-from tagrpo.experiments.cells import finished, log_invocation, run_all
+from tagrpo.experiments.cells import Invocation, finished, run_all
 from tagrpo.experiments.regime_cells import cell_spec, compute
 from tagrpo.experiments.regime_v2_report import sweep_rows
 
@@ -82,14 +81,15 @@ def main() -> None:
     args = parser.parse_args()
     args.work_dir, args.out, args.v2_work_dir = map(os.path.abspath, (args.work_dir, args.out, args.v2_work_dir))
     os.chdir(ROOT)  # the base's directory in every cell's spec is relative to the repository root
-    start = time.perf_counter()
+    invocation = Invocation(os.path.join(args.work_dir, "invocations.jsonl"), sys.argv[1:], args.workers,
+                            record=not args.render_only)
     base = build_base(args)
     args.overrides = {k: v for k, v in (("rl_steps", args.rl_steps), ("questions", args.questions)) if v}
     args.overrides.update(base=args.base_dir, base_recipe=base["recipe"], base_sha256=base["sha256"])
-    log = os.path.join(args.work_dir, "invocations.jsonl")
 
     def run(specs, what):
-        return finished(specs) if args.render_only else run_all(specs, args.workers, what, compute)
+        return finished(specs) if args.render_only else run_all(specs, args.workers, what, compute,
+                                                                on_cell=invocation.landed)
 
     grid = run(sweep_specs(args), "sweep")
     rates = v2.choose(sweep_rows(grid.values()))
@@ -97,9 +97,8 @@ def main() -> None:
     rates = v2.choose(sweep_rows(sweep.values()))
     print("learning rates from the sweep:", rates.get(design.KNOB), flush=True)
     cells = run(study_specs(args, rates), "study")
-    if not args.render_only:
-        log_invocation(log, sys.argv[1:], start, args.workers)
-    write(args, base, list(sweep.values()), rates, list(cells.values()), read_jsonl(log))
+    invocation.finish()
+    write(args, base, list(sweep.values()), rates, list(cells.values()), read_jsonl(invocation.path))
 
 
 if __name__ == "__main__":

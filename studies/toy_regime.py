@@ -26,11 +26,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments import study
-from tagrpo.experiments.cells import finished, log_invocation, run_all
+from tagrpo.experiments.cells import Invocation, finished, run_all
 from tagrpo.experiments.regime_cells import cell_spec, compute
 from tagrpo.experiments.regime_report import write
 from tagrpo.toy.regime_base import recipe_id
@@ -90,24 +89,25 @@ def main() -> None:
     args.argv = sys.argv[1:]
     args.overrides = {k: v for k, v in (("rl_steps", args.rl_steps), ("questions", args.questions)) if v}
     args.overrides["base_recipe"] = recipe_id()  # cells of another base are not reused
-    start = time.perf_counter()
+    log = os.path.join(args.work_dir, "invocations.jsonl")
+    invocation = Invocation(log, args.argv, args.workers, record=not args.render_only)
     specs = sweep_specs(args)
-    sweep = finished(specs) if args.render_only else run_all(specs, args.workers, "sweep", compute)
+    sweep = finished(specs) if args.render_only else run_all(specs, args.workers, "sweep", compute,
+                                                             on_cell=invocation.landed)
     rows = [{"arm": r["spec"].get("arm", "base"), "learning_rate": r["spec"].get("learning_rate", 0.0),
              "seed": r["spec"]["seed"], "objective": study.sweep_objective(r["pass_at_k"]), "pass_at_k": r["pass_at_k"],
              "clip_max": max(r.get("clip_fraction", []), default=0.0), "cell_wall_s": r["cell_wall_s"]}
             for r in sweep.values()]
     lrs = study.choose_learning_rates([r for r in rows if r["arm"] != "base"])
     print("learning rates from the sweep:", lrs, flush=True)
-    log = os.path.join(args.work_dir, "invocations.jsonl")
     if args.sweep_only:
-        log_invocation(log, args.argv, start, args.workers)
+        invocation.finish()
         return
     lrs.update({arm: lrs["ta_grpo"] for arm in study.ADAPTIVE_ARMS})
     specs = study_specs(args, lrs)
-    cells = finished(specs) if args.render_only else run_all(specs, args.workers, "study", compute)
-    if not args.render_only:
-        log_invocation(log, args.argv, start, args.workers)
+    cells = finished(specs) if args.render_only else run_all(specs, args.workers, "study", compute,
+                                                             on_cell=invocation.landed)
+    invocation.finish()
     write(args, rows, lrs, list(cells.values()), read_jsonl(log))
 
 

@@ -19,11 +19,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments import study_v2 as design
-from tagrpo.experiments.cells import finished, log_invocation, run_all
+from tagrpo.experiments.cells import Invocation, finished, run_all
 from tagrpo.experiments.regime_cells import cell_spec, compute
 from tagrpo.experiments.regime_v2_report import sweep_rows, write
 from tagrpo.toy.regime_base import recipe_id
@@ -92,10 +91,11 @@ def main() -> None:
     args.overrides = {k: v for k, v in (("rl_steps", args.rl_steps), ("questions", args.questions)) if v}
     args.overrides["base_recipe"] = recipe_id()  # cells of another base are not reused
     log = os.path.join(args.work_dir, "invocations.jsonl")
-    start = time.perf_counter()
+    invocation = Invocation(log, sys.argv[1:], args.workers, record=not args.render_only)
 
     def run(specs, what):
-        return finished(specs) if args.render_only else run_all(specs, args.workers, what, compute)
+        return finished(specs) if args.render_only else run_all(specs, args.workers, what, compute,
+                                                                on_cell=invocation.landed)
 
     grid = run(sweep_specs(args), "sweep")
     rates = design.choose(sweep_rows(grid.values()))
@@ -103,8 +103,7 @@ def main() -> None:
     rates = design.choose(sweep_rows(sweep.values()))
     print("learning rates from the sweep:", rates, flush=True)
     cells = {} if args.sweep_only else run(study_specs(args, rates), "study")
-    if not args.render_only:
-        log_invocation(log, sys.argv[1:], start, args.workers)
+    invocation.finish()
     write(args, list(sweep.values()), rates, list(cells.values()), read_jsonl(log))
 
 

@@ -22,14 +22,13 @@ import argparse
 import json
 import os
 import sys
-import time
 from statistics import mean
 
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.evaluation.stats import interval
 from tagrpo.evaluation.tables import markdown_table
 from tagrpo.experiments import study
-from tagrpo.experiments.cells import finished, log_invocation, run_all
+from tagrpo.experiments.cells import Invocation, finished, run_all
 from tagrpo.experiments.machine import machine
 from tagrpo.experiments.regime_cells import cell_path, compute
 from tagrpo.experiments.report import pct
@@ -122,16 +121,17 @@ def main() -> None:
     args = parser.parse_args()
     args.overrides = {"questions": args.questions} if args.questions else {}
     args.overrides["base_recipe"] = recipe_id()  # the shipped base's: cells of another base are not reused
-    start = time.perf_counter()
+    log = os.path.join(args.work_dir, "rl_check_invocations.jsonl")
+    invocation = Invocation(log, sys.argv[1:], args.workers, record=not args.render_only)
     specs = sweep_specs(args)
-    sweep = finished(specs) if args.render_only else run_all(specs, args.workers, "sweep", compute)
+    sweep = finished(specs) if args.render_only else run_all(specs, args.workers, "sweep", compute,
+                                                             on_cell=invocation.landed)
     lr, sweep_rows = choose(sweep)
     print(f"GRPO's learning rate from the validation sweep: {lr:g}", flush=True)
     specs = test_specs(args, lr)
-    cells = finished(specs) if args.render_only else run_all(specs, args.workers, "check", compute)
-    log = os.path.join(args.work_dir, "rl_check_invocations.jsonl")
-    if not args.render_only:
-        log_invocation(log, sys.argv[1:], start, args.workers)
+    cells = finished(specs) if args.render_only else run_all(specs, args.workers, "check", compute,
+                                                             on_cell=invocation.landed)
+    invocation.finish()
     invocations = read_jsonl(log)
     wall = sum(r["wall_s"] for r in invocations)
     ran = [c for c in [*sweep.values(), *cells.values()] if c["spec"]["kind"] == "arm" or

@@ -6,7 +6,7 @@ from __future__ import annotations
 import platform
 
 from tagrpo.data.jsonl import read_jsonl
-from tagrpo.experiments.cells import checkpoint_invocation, run_all
+from tagrpo.experiments.cells import Invocation, checkpoint_invocation, run_all
 from tagrpo.experiments.machine import cpu_model
 from tagrpo.experiments.real_report_v2 import ended, invocation_table, wall_sentence
 
@@ -58,3 +58,25 @@ def test_cpu_model_reads_the_model_name_and_falls_back_where_cpuinfo_is_missing(
     info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R) Processor\n")
     assert cpu_model(str(info)) == "Intel(R) Xeon(R) Processor"
     assert cpu_model(str(tmp_path / "absent")) == (platform.processor() or "unknown")
+
+
+def test_an_invocation_is_on_record_after_each_cell_and_whole_once_finished(tmp_path):
+    log = str(tmp_path / "invocations.jsonl")
+    invocation = Invocation(log, ["--workers", "2"], 2)
+    assert read_jsonl(log) == []  # nothing computed, nothing on record yet
+    invocation.landed("a/result.jsonl", {"cell_wall_s": 30.0})
+    invocation.landed("b/result.jsonl", {"cell_wall_s": 12.5})
+    (line,) = read_jsonl(log)
+    assert line["cells_run"] == 2 and line["cell_s"] == 42.5 and line["finished"] is False
+    assert line["argv"] == ["--workers", "2"] and line["machine"]["cpu"] == cpu_model()
+    invocation.finish()
+    (line,) = read_jsonl(log)
+    assert line["finished"] is True and line["wall_s"] > 0
+
+
+def test_a_render_only_invocation_writes_nothing(tmp_path):
+    log = tmp_path / "invocations.jsonl"
+    invocation = Invocation(str(log), ["--render-only"], 1, record=False)
+    invocation.landed("a/result.jsonl", {"cell_wall_s": 1.0})
+    invocation.finish()
+    assert not log.exists()

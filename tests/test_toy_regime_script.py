@@ -26,6 +26,8 @@ def test_regime_study_runs_every_cell_once_and_resumes(tmp_path):
     assert "study: 26 cells, 0 done before, 26 to run" in first
     again = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=300).stdout
     assert "sweep: 16 cells, 16 done before, 0 to run" in again and "study: 26 cells, 26 done before" in again
+    invocations = [json.loads(line) for line in (tmp_path / "cells" / "invocations.jsonl").read_text().splitlines()]
+    assert [(i["cells_run"], i["finished"]) for i in invocations] == [(42, True), (0, True)]
     saved = json.loads((tmp_path / "out" / "toy_regime.json").read_text())
     assert len(saved["cells"]) == 26 and set(saved["learning_rates"]) >= {"ta_grpo", "equal_sampling", "grpo_long"}
     primary = [v for v in saved["verdicts"] if v["primary"]]

@@ -13,9 +13,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from datetime import datetime, timezone
 from multiprocessing import get_context
 
-from tagrpo.data.jsonl import append_jsonl, read_jsonl, write_jsonl
+from tagrpo.data.jsonl import read_jsonl, write_jsonl
+from tagrpo.experiments.machine import machine
 
 Compute = Callable[[dict, str], dict]  # (spec, cell directory) -> result
 
@@ -83,11 +85,30 @@ def run_all(specs: list[tuple[dict, str]], workers: int, what: str, compute: Com
     return results
 
 
-def log_invocation(path: str, argv: list[str], start: float, workers: int, **extra) -> None:
-    """One line per training invocation appended to ``path`` (a study's ``invocations.jsonl``): what the study cost
-    in wall time since ``start`` (a ``time.perf_counter()`` reading), and ``extra`` fields (``cells_run``,
-    ``cell_s``: the cells this invocation computed and their own seconds)."""
-    append_jsonl(path, [{"argv": argv, "wall_s": time.perf_counter() - start, "workers": workers, **extra}])
+class Invocation:
+    """One invocation of a study, as its line in the study's ``invocations.jsonl``: when it started, its arguments,
+    workers and machine, its wall time, and the cells it computed with their own seconds. The line is rewritten as
+    each cell lands (``landed``, a ``run_all`` callback), so an invocation killed mid-study keeps what it cost up to
+    its last finished cell with ``finished`` false; ``finish`` marks it whole. With ``record`` false (a study only
+    rendering its files) nothing is written."""
+
+    def __init__(self, path: str, argv: list[str], workers: int, record: bool = True) -> None:
+        self.path, self.record, self.start = path, record, time.perf_counter()
+        self.line = {"started": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "argv": argv,
+                     "workers": workers, "wall_s": 0.0, "cells_run": 0, "cell_s": 0.0, "finished": False,
+                     "machine": machine()}
+
+    def landed(self, path: str, result: dict) -> None:
+        self.line.update(cells_run=self.line["cells_run"] + 1, cell_s=self.line["cell_s"] + result["cell_wall_s"])
+        self._save()
+
+    def finish(self) -> None:
+        self._save(done=True)
+
+    def _save(self, done: bool = False) -> None:
+        if self.record:
+            self.line.update(wall_s=time.perf_counter() - self.start, finished=done)
+            checkpoint_invocation(self.path, self.line)
 
 
 def checkpoint_invocation(path: str, record: dict) -> None:
