@@ -102,6 +102,8 @@ def test_probe_end_to_end_resumes_and_refuses_another_setting(tmp_path, capsys):
     assert sum(report["shares"].values()) == pytest.approx(1.0)
     assert set(report["per_type"]) == {"symbolic", "narrative", "words"}
     assert all("(" in s and s.rstrip().endswith(").") for s in report["recommendation"])
+    (real,) = [s for s in report["recommendation"] if s.startswith("On a real model")]
+    assert "decided 4 of its 4 primary contrasts at Holm" in real and real.count("(reproduced") == 4  # each once
     assert _probe(tmp_path) == 0
     assert json.loads((out / "probe.json").read_text())["sampled"] == 0
     capsys.readouterr()

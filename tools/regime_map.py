@@ -5,10 +5,11 @@
 Reads ``studies/results/toy_regime.json`` (the embedded regime world: per hard share h, the base's share of
 held-out questions with 0 correct of 64 on q0, and the pre-registered contrasts of TA-GRPO against equal-sampling
 GRPO), ``studies/results/toy_premise.json`` (the same share on the premise's questions, with its interval) and
-``studies/results/real_study.json`` (SmolLM2-135M-Instruct on sums: the base's q0 share with 0 of 8, the rescue
-TA-GRPO's pools measured during training, its contrasts). Every number of the output is read from one of these
-files, and each entry names the file it came from, so every sentence of a probe's recommendation can name its
-source. studies/ is not installed; the package ships this summary (package data of ``tagrpo.evaluation``).
+``studies/results/real_study_v2.json`` (SmolLM2-135M-Instruct on sums, the second study: the base's q0 share with
+0 of 8, the rescue TA-GRPO's pools measured during training, its contrasts). Every number of the output is read
+from one of these files, and each entry names the file it came from, so every sentence of a probe's
+recommendation can name its source. studies/ is not installed; the package ships this summary (package data of
+``tagrpo.evaluation``).
 """
 
 from __future__ import annotations
@@ -73,8 +74,8 @@ def toy_points() -> dict:
 
 
 def real_point() -> dict:
-    source = f"{RESULTS}/real_study.json"
-    study = _load("real_study.json")
+    source = f"{RESULTS}/real_study_v2.json"  # the second real study (issue 33): clean splits, 10 seeds
+    study = _load("real_study_v2.json")
     bases = [c for c in study["cells"] if c["spec"]["kind"] == "base"]
     zero = [sum(x == 0 for x in c["counts"]) / len(c["counts"]) for c in bases]
     rescue = {}
@@ -95,7 +96,8 @@ def main() -> int:
         "generated_by": "tools/regime_map.py",
         "toy": toy_points(),
         "real": real_point(),
-        "open": ["issue 32 re-examines whether the embedded world's pass@1 cost is the method's or the testbed's"],
+        "open": ["on SmolLM2-135M-Instruct TA-GRPO raised pass@1 where the embedded world lost it; no larger model "
+                 "or real benchmark has been measured"],
     }
     OUT.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)}")
