@@ -135,11 +135,27 @@ def test_holm_family_is_the_four_primary_contrasts_on_ten_seeds():
     assert es["values"][:3] == pytest.approx([1 / 16, 2 / 16, 3 / 16])  # (4 + s % 3 + 2) / 16 - 5 / 16
     exploratory = [r for r in rows if not r["primary"]]
     assert all("p_holm" not in r for r in exploratory)
-    against = {(r["arm"], r["ref"], r["k"]): r for r in exploratory}
+    against = {(r["arm"], r["ref"], r["k"]): r for r in exploratory if r["subset"] == "all"}
     for arm in design.EXPLORATORY_ARMS:
         assert against[("ta_grpo", arm, 1)]["n"] == 5 and against[("ta_grpo", arm, 8)]["n"] == 5
     assert against[(design.ISSUE32_VARIANT, "equal_sampling", 1)]["n"] == 5
     assert against[("ta_grpo", "base", 1)]["n"] == 10 and against[("grpo", "base", 1)]["n"] == 5
+
+
+def test_the_post_hoc_subsets_split_by_the_same_seeds_base_zeros():
+    # _study_cells: the base solves question 0 (1 of 8) and not question 1, so q1 is hard and q0 the rest on every
+    # seed. Hard, pass@1: TA-GRPO 2/8 against equal-sampling 1/8 (+1/8 on every seed) and the control (1 + s % 2)/8;
+    # pass@8: any correct sample of 8 is 1, so 0 against both. Rest, pass@1: (4 + s % 3)/8 - 4/8 = (s % 3)/8.
+    runs, bases = real_report.index(_study_cells())
+    rows = report.verdicts(runs, bases)
+    post = {(r["ref"], r["subset"], r["k"]): r for r in rows if r["subset"] != "all"}
+    assert set(post) == {(ref, sub, k) for _, ref, sub, k in design.subset_contrasts()}
+    assert all(not r["primary"] and "p_holm" not in r and r["n"] == 10 for r in post.values())
+    assert post[("equal_sampling", "hard", 1)]["values"] == pytest.approx([1 / 8] * 10)
+    assert post[("ta_grpo_control", "hard", 1)]["values"] == pytest.approx([(1 - s % 2) / 8 for s in design.SEEDS])
+    assert post[("equal_sampling", "hard", 8)]["values"] == pytest.approx([0] * 10)
+    assert post[("equal_sampling", "rest", 1)]["values"] == pytest.approx([(s % 3) / 8 for s in design.SEEDS])
+    assert len([r for r in rows if r["primary"]]) == 4  # the Holm family is unchanged
 
 
 @pytest.mark.parametrize("step, verdict", [(1, "no difference"), (3, "inconclusive")])
@@ -207,6 +223,28 @@ def test_the_side_by_side_table_puts_the_same_contrasts_of_both_worlds_in_one_ro
     assert lines[3] == ("| TA-GRPO - equal-sampling GRPO | pass@64 / pass@8 | - | +31.1 [30.1, 32.1] (10 seeds; "
                         "reproduced) | +5.0 [4.0, 6.0] (10 seeds; inconclusive) |")
     assert lines[4].endswith("| pass@1 | - | - | - |") and len(lines) == 6  # the control: no verdicts yet
+
+
+def test_the_difficulty_table_sets_both_worlds_subsets_side_by_side():
+    from tagrpo.experiments.worlds import by_difficulty
+
+    def row(ref, subset, k, mean, verdict, primary, **where):
+        return {"arm": "ta_grpo", "ref": ref, "subset": subset, "k": k, "mean": mean, "lo": mean - 0.01,
+                "hi": mean + 0.01, "n": 10, "verdict": verdict, "primary": primary, **where}
+
+    toy = [row("equal_sampling", "hard", 1, 0.06, "reproduced", True, knob=0.6),
+           row("equal_sampling", "rest", 1, -0.367, "refuted", False, knob=0.6),
+           row("equal_sampling", "all", 1, 0.5, "reproduced", True, knob=0.6),  # "all": the other table's
+           row("equal_sampling", "hard", 64, 0.555, "reproduced", True, knob=0.6)]
+    real = [row("equal_sampling", "rest", 1, 0.07, "reproduced", False),
+            row("equal_sampling", "all", 1, 0.118, "reproduced", True)]
+    lines = by_difficulty(toy, real, "real", 8).splitlines()
+    assert lines[0] == "| contrast | subset | metric (embedded / real) | embedded, hard_share 0.6 | real |"
+    assert lines[2] == "| TA-GRPO - equal-sampling GRPO | hard | pass@1 | +6.0 [5.0, 7.0] (10 seeds; reproduced) | - |"
+    assert lines[3].startswith("| TA-GRPO - equal-sampling GRPO | hard | pass@64 / pass@8 | +55.5 [54.5, 56.5]")
+    assert lines[4] == ("| TA-GRPO - equal-sampling GRPO | rest | pass@1 | -36.7 [-37.7, -35.7] (10 seeds; refuted, "
+                        "uncorrected) | +7.0 [6.0, 8.0] (10 seeds; reproduced, uncorrected) |")
+    assert len(lines) == 2 + 8  # 2 contrasts x 2 subsets x 2 metrics
 
 
 def test_an_undecided_contrast_is_never_worded_as_no_difference():

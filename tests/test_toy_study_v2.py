@@ -47,6 +47,9 @@ def test_the_families_are_declared():
     assert {(c.arm, c.ref, c.subset, c.k) for c in non_inferiority} == {
         (a, "equal_sampling", "rest", 1) for a in design.CANDIDATES}
     explore = design.v2_exploratory_contrasts(64)
+    rest = design.rest_contrasts(64)  # added after the runs for issue 33's side-by-side: uncorrected
+    assert set(rest) <= set(explore) and not any(c.primary for c in rest)
+    assert {(c.arm, c.subset, c.k) for c in rest} == {("ta_grpo", "rest", 1), ("ta_grpo", "rest", 64)}
     assert not any(c.ref == "base" for c in explore)  # no arm-vs-base hard-subset contrast (regression to the mean)
     assert {c.knob for c in explore if c.arm in design.PILOT_ARMS} == set(design.PILOT["knobs"])
 

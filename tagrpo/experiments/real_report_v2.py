@@ -18,7 +18,7 @@ from tagrpo.experiments import real_report, real_task, study
 from tagrpo.experiments import real_study_v2 as design
 from tagrpo.experiments.machine import machine
 from tagrpo.experiments.report import label
-from tagrpo.experiments.worlds import side_by_side
+from tagrpo.experiments.worlds import by_difficulty, side_by_side
 
 TOY = "toy_regime_v2.json"  # the embedded world's study v2, read from --out for the side-by-side table
 
@@ -35,23 +35,31 @@ def choose(rows: list[dict]) -> dict[str, float]:
     return study.choose_learning_rates(rows)
 
 
-def contrast(runs: dict, bases: dict, arm: str, ref: str, k: int, seeds, primary: bool) -> dict:
-    """The paired per-seed difference ``arm - ref`` in pass@k on test q0 over the ``seeds`` where both ran."""
+def contrast(runs: dict, bases: dict, arm: str, ref: str, k: int, seeds, primary: bool, subset: str = "all") -> dict:
+    """The paired per-seed difference ``arm - ref`` in pass@k on test q0 over the ``seeds`` where both ran (and the
+    base, which defines ``subset``: ``study.subset_pass``)."""
     other = {s: bases[s] for s in bases} if ref == "base" else {s: c for (s, a), c in runs.items() if a == ref}
-    values = [real_report.pass_rate(runs[(s, arm)], k) - real_report.pass_rate(other[s], k) for s in seeds
-              if (s, arm) in runs and s in other]
-    return {"arm": arm, "ref": ref, "k": k, "kind": "greater", "primary": primary, **interval(values),
-            "values": values, "p": t_test(values)}
+
+    def rate(cell: dict, s: int) -> float:
+        return study.subset_pass(cell["counts"], cell["samples"], bases[s]["counts"], subset, k)
+
+    values = [rate(runs[(s, arm)], s) - rate(other[s], s) for s in seeds
+              if (s, arm) in runs and s in other and s in bases]
+    return {"arm": arm, "ref": ref, "subset": subset, "k": k, "kind": "greater", "primary": primary,
+            **interval(values), "values": values, "p": t_test(values)}
 
 
 def verdicts(runs: dict, bases: dict) -> list[dict]:
     """The primary family on ``SEEDS`` (Holm-corrected together; an undecided one is "no difference" when its TOST
     at +-``EQUIVALENCE_MARGIN``, Holm over the four, rejects) and the exploratory contrasts on ``EXPLORATORY_SEEDS``
-    (arm against base: on every seed both have)."""
+    (arm against base: on every seed both have), then the post hoc subset contrasts (``design.subset_contrasts``,
+    uncorrected, on ``SEEDS``)."""
     rows = [contrast(runs, bases, a, r, k, design.SEEDS, True) for a, r, k in design.primary_contrasts()]
     for a, r, k in design.exploratory_contrasts():
         seeds = design.SEEDS if r == "base" else design.EXPLORATORY_SEEDS
         rows.append(contrast(runs, bases, a, r, k, seeds, False))
+    rows += [contrast(runs, bases, a, r, k, design.SEEDS, False, subset)
+             for a, r, subset, k in design.subset_contrasts()]
     rows = holm_and_verdicts(rows)
     primary = [r for r in rows if r["primary"]]
     tost = holm([equivalence(r["values"], design.EQUIVALENCE_MARGIN)["p"] for r in primary])
@@ -118,15 +126,15 @@ def verdict_rows(judged: list[dict]) -> list[list]:
             for r, row in zip(judged, real_report.verdict_rows(judged), strict=True)]
 
 
-def beside_the_toy(out: str, judged: list[dict]) -> str:
-    """The side-by-side table with the embedded world's study v2 (``TOY`` in ``out``), or why it is missing."""
+def beside_the_toy(out: str, judged: list[dict], table=side_by_side) -> str:
+    """``table`` (``side_by_side`` or ``by_difficulty``) of the embedded world's study v2 (``TOY`` in ``out``) and
+    this study's ``judged`` rows, or why it is missing."""
     path = os.path.join(out, TOY)
     if not os.path.exists(path):
         return f"No `{TOY}` in `{out}`: run `python studies/toy_regime_v2.py --render-only` there."
     with open(path, encoding="utf-8") as f:
         toy = json.load(f)["verdicts"]
-    return side_by_side(toy, [r for r in judged if r["primary"]], "SmolLM2-135M, q0's form (this study)",
-                        design.EVAL_SAMPLES)
+    return table(toy, judged, "SmolLM2-135M, q0's form (this study)", design.EVAL_SAMPLES)
 
 
 def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: list[dict], invocations: list) -> None:
@@ -171,11 +179,21 @@ def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: l
         real_report.summary(judged) or "No study cells yet.",
         "",
         markdown_table(["contrast", "metric", "mean, pp [95% CI]", "seeds", "p", "p (Holm)",
-                        f"TOST +-{100 * design.EQUIVALENCE_MARGIN:g} pp, p (Holm)", "verdict"], verdict_rows(judged)),
+                        f"TOST +-{100 * design.EQUIVALENCE_MARGIN:g} pp, p (Holm)", "verdict"], verdict_rows(
+                           [r for r in judged if r["subset"] == "all"])),
         "",
         "## Beside the embedded world (the same contrasts; each Holm-corrected within its own study)",
         "",
         beside_the_toy(args.out, judged),
+        "",
+        "## By difficulty, beside the embedded world (post hoc on the real model)",
+        "",
+        f"Hard: test questions the same seed's base model got 0 of its {k} samples right on q0 (the embedded world's "
+        "definition); rest: the others. The real model's rows were added after its primary verdicts "
+        "(`subset_contrasts`, uncorrected); the embedded world's hard rows are its primary contrasts (Holm), its rest "
+        "rows exploratory (uncorrected).",
+        "",
+        beside_the_toy(args.out, judged, by_difficulty),
         "",
         "## Every arm (mean [95% CI] over seeds)",
         "",

@@ -131,6 +131,16 @@ def exploratory_contrasts() -> list[tuple[str, str, int]]:
     return out
 
 
+def subset_contrasts() -> list[tuple[str, str, str, int]]:
+    """Added after the primary verdicts (2026-12-04), post hoc, uncorrected: ``(arm, reference, subset, k)`` for
+    TA-GRPO against the primary references on the hard subset (test questions the same seed's base model got 0 of
+    ``EVAL_SAMPLES`` right on q0, the embedded world's definition: ``study.hard_mask``) and on the rest, at pass@1
+    and pass@8, to set the real model beside the embedded world by difficulty. No arm-vs-base subset contrast: the
+    subset is chosen by the base's own zeros (regression to the mean); between two arms it is not, since both are
+    scored on samples of their own."""
+    return [("ta_grpo", ref, subset, k) for ref in PRIMARY_REFS for subset in ("hard", "rest") for k in PRIMARY_KS]
+
+
 def cell_spec(args, kind: str, split: str, seed: int, arm: str | None = None, lr: float | None = None,
               q0: str | None = None) -> tuple[dict, str]:
     """A cell's spec (everything its result depends on: ``STUDY``, and the arm's configuration) and its path."""

@@ -238,6 +238,8 @@ def write(args, sweep: list[dict], rates: dict, cells: list[dict], invocations: 
                markdown_table(["candidate", "criteria met", "largest shortfall, pp", "where"], saved["closest"]),
                "", "## Primary contrasts (Holm over the family)", "", verdict_table(primary),
                "", "## Exploratory contrasts (uncorrected)", "",
+               "The last rows (TA-GRPO against equal-sampling GRPO and the control on the rest) were added after "
+               "the runs, to set this world beside the real model by difficulty (`rest_contrasts`, issue 33).", "",
                verdict_table([r for r in verdicts if not r["primary"]])]
         for knob in design.KNOBS:
             if any(h == knob for h, _ in bases):

@@ -117,4 +117,12 @@ def v2_exploratory_contrasts(k_max: int) -> list[Contrast]:
                 out.append(Contrast(knob, arm, ref, "rest", 1))
                 if knob > 0:
                     out.append(Contrast(knob, arm, ref, "hard", k_max))
-    return out
+    return out + rest_contrasts(k_max)
+
+
+def rest_contrasts(k_max: int) -> list[Contrast]:
+    """Added after the runs (issue 33, to set both worlds side by side by difficulty), uncorrected: TA-GRPO against
+    equal-sampling GRPO and the renaming-only control on the rest at pass@1 and pass@k_max (its hard rows are
+    primary)."""
+    return [Contrast(knob, "ta_grpo", ref, "rest", k) for knob in KNOBS for ref in ("equal_sampling", "ta_grpo_control")
+            for k in (1, k_max)]
