@@ -247,6 +247,18 @@ def test_the_difficulty_table_sets_both_worlds_subsets_side_by_side():
     assert len(lines) == 2 + 8  # 2 contrasts x 2 subsets x 2 metrics
 
 
+def test_the_difficulty_plot_needs_a_split_row(tmp_path):
+    from tagrpo.experiments.worlds import plot_by_difficulty
+
+    row = {"arm": "ta_grpo", "ref": "equal_sampling", "k": 1, "mean": 0.07, "lo": 0.02, "hi": 0.12, "n": 10,
+           "primary": False}
+    assert not plot_by_difficulty([], [{**row, "subset": "all"}], "real", str(tmp_path / "none.png"))
+    assert not (tmp_path / "none.png").exists()
+    assert plot_by_difficulty([{**row, "subset": "rest", "knob": 0.6, "mean": -0.37, "lo": -0.44, "hi": -0.29}],
+                              [{**row, "subset": "rest"}], "real", str(tmp_path / "both.png"))
+    assert (tmp_path / "both.png").stat().st_size > 0
+
+
 def test_an_undecided_contrast_is_never_worded_as_no_difference():
     row = {"arm": "ta_grpo", "ref": "equal_sampling", "k": 1, "primary": True, "verdict": "inconclusive", "n": 2,
            "mean": 0.07, "lo": -0.3, "hi": 0.4, "p_holm": 0.5}

@@ -18,9 +18,10 @@ from tagrpo.experiments import real_report, real_task, study
 from tagrpo.experiments import real_study_v2 as design
 from tagrpo.experiments.machine import machine
 from tagrpo.experiments.report import label
-from tagrpo.experiments.worlds import by_difficulty, side_by_side
+from tagrpo.experiments.worlds import by_difficulty, plot_by_difficulty, side_by_side
 
 TOY = "toy_regime_v2.json"  # the embedded world's study v2, read from --out for the side-by-side table
+PLOT = "real_study_v2_difficulty.png"  # both worlds by difficulty, written into --out
 
 
 def sweep_rows(cells) -> list[dict]:
@@ -134,7 +135,11 @@ def beside_the_toy(out: str, judged: list[dict], table=side_by_side) -> str:
         return f"No `{TOY}` in `{out}`: run `python studies/toy_regime_v2.py --render-only` there."
     with open(path, encoding="utf-8") as f:
         toy = json.load(f)["verdicts"]
-    return table(toy, judged, "SmolLM2-135M, q0's form (this study)", design.EVAL_SAMPLES)
+    text = table(toy, judged, "SmolLM2-135M, q0's form (this study)", design.EVAL_SAMPLES)
+    if table is by_difficulty and plot_by_difficulty(toy, judged, "SmolLM2-135M,\nsums (post hoc)",
+                                                     os.path.join(out, PLOT)):
+        text += f"\n\n![TA-GRPO minus equal-sampling GRPO by difficulty, both worlds]({PLOT})"
+    return text
 
 
 def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: list[dict], invocations: list) -> None:

@@ -11,8 +11,13 @@ primary family is uncorrected and says so.
 
 from __future__ import annotations
 
-from tagrpo.evaluation.tables import markdown_table
-from tagrpo.experiments.report import label, pct
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from tagrpo.evaluation.tables import markdown_table  # noqa: E402
+from tagrpo.experiments.report import label, pct  # noqa: E402
 
 CONTRASTS = (("ta_grpo", "equal_sampling"), ("ta_grpo", "ta_grpo_control"))
 
@@ -63,3 +68,39 @@ def by_difficulty(toy_verdicts: list[dict], real_verdicts: list[dict], real_name
                              _cell(real.get((arm, ref, subset, rk)))])
     return markdown_table(["contrast", "subset", "metric (embedded / real)",
                            *[f"embedded, hard_share {h:g}" for h in knobs], real_name], rows)
+
+
+def plot_by_difficulty(toy_verdicts: list[dict], real_verdicts: list[dict], real_name: str, path: str) -> bool:
+    """TA-GRPO minus equal-sampling GRPO in pass@1 on the hard subset and the rest, with 95% intervals: one group of
+    bars per embedded knob with a hard subset, then the real study. Writes ``path``; False (and no file) when
+    neither world has such a row."""
+    groups = []
+    for knob in sorted({r["knob"] for r in toy_verdicts if r["subset"] == "hard"}):
+        rows = {r["subset"]: r for r in toy_verdicts if r["knob"] == knob and r["k"] == 1 and r["arm"] == "ta_grpo"
+                and r["ref"] == "equal_sampling"}
+        groups.append((f"embedded world,\n{100 * knob:g}% of questions hidden", rows))
+    groups.append((real_name, {r["subset"]: r for r in real_verdicts if r["k"] == 1 and r["arm"] == "ta_grpo"
+                               and r["ref"] == "equal_sampling"}))
+    if not any(sub in rows for _, rows in groups for sub in ("hard", "rest")):
+        return False
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    for j, (subset, colour) in enumerate((("hard", "tab:purple"), ("rest", "tab:green"))):
+        for i, (_, rows) in enumerate(groups):
+            r = rows.get(subset)
+            if r is None or r["n"] == 0:
+                continue
+            x, y = i + (j - 0.5) * 0.36, 100 * r["mean"]
+            name = "hard questions" if subset == "hard" else "the rest"
+            ax.bar(x, y, width=0.34, color=colour, label=name if i == len(groups) - 1 else None)
+            ax.errorbar(x, y, yerr=[[y - 100 * r["lo"]], [100 * r["hi"] - y]], color="black", capsize=3)
+    ax.axhline(0, color="0.4", lw=0.8)
+    seeds = [max((r["n"] for r in rows.values()), default=0) for _, rows in groups]
+    ax.set_xticks(range(len(groups)), [f"{name}\n({n} seeds)" for (name, _), n in zip(groups, seeds, strict=True)],
+                  fontsize=8)
+    ax.set_ylabel("TA-GRPO - equal-sampling GRPO,\npass@1 (pp, 95% CI over seeds)")
+    ax.set_title("Hard questions (the base never solved them) and the rest, in both worlds", fontsize=10)
+    ax.legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
