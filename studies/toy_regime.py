@@ -103,6 +103,8 @@ def main() -> None:
     if args.sweep_only:
         invocation.finish()
         return
+    if "ta_grpo" not in lrs:
+        raise SystemExit(f"no TA-GRPO sweep cells under {args.work_dir}: run without --render-only first")
     lrs.update({arm: lrs["ta_grpo"] for arm in study.ADAPTIVE_ARMS})
     specs = study_specs(args, lrs)
     cells = finished(specs) if args.render_only else run_all(specs, args.workers, "study", compute,

@@ -153,7 +153,7 @@ def write(args, base: dict, sweep: list[dict], rates: dict, cells: list[dict], i
           f"`{base['sha256']}`, pretrained in {base['pretrain_wall_s'] / 60:.1f} min on one thread into "
           f"`{base['dir']}` (not committed; the command rebuilds it). Wall time {wall / 60:.1f} min over "
           f"{len(invocations)} invocation(s); cells' own {cell_wall / 60:.1f} min"
-          + (f" (a sweep cell {mean(arm_walls):.0f} s on average)" if arm_walls else "") + f". Machine: "
+          + (f" (a sweep cell {mean(arm_walls):.0f} s on average)" if arm_walls else "") + f". Rendered on: "
           f"{saved['machine']}.", "", f"Progress: {len(rows)} sweep cells, {len(cells)} study cells on disk."]
     md += ["", "## The base's premise (test problems)", "",
            markdown_table(["base", "seeds", "measure", "% [95% CI]"],

@@ -166,7 +166,7 @@ def write(args, premise: dict, q0: str, sweep: list[dict], lrs: dict, cells: lis
     md = [
         "# A real LLM: TA-GRPO against equal-sampling GRPO on SmolLM2-135M-Instruct (issue 20)",
         "",
-        f"Command: `{saved['command']}` (cells under `{args.work_dir}`, resumable). Machine: {saved['machine']}. "
+        f"Command: `{saved['command']}` (cells under `{args.work_dir}`, resumable). Rendered on: {saved['machine']}. "
         + (f"Wall time {wall / 60:.1f} min over {len(invocations)} invocation(s)" if invocations else
          "No invocation has finished yet (this is a rendering of the cached cells), so no wall time")
         + f"; sum of the cells' own {sum(c['cell_wall_s'] for c in cells + sweep) / 60:.1f} min.",

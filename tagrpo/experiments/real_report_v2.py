@@ -162,7 +162,8 @@ def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: l
     md = [
         "# A real LLM, second version: TA-GRPO on SmolLM2-135M-Instruct, clean splits, 10 seeds (issue 33)",
         "",
-        f"Command: `{saved['command']}` (cells under `{where}`, resumable). Machine: {saved['machine']}. "
+        f"Command: `{saved['command']}` (cells under `{where}`, resumable). Rendered on: {saved['machine']} "
+        "(each invocation's CPU is in its table). "
         + wall_sentence(invocations) + f"; sum of the cells' own {cell_min:.1f} min.",
         "",
         progress(args, sweep, cells),

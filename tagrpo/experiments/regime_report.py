@@ -314,7 +314,7 @@ def write(args, sweep_rows: list[dict], lrs: dict, cells: list[dict], invocation
     md = [
         "# Where TA-GRPO pays: the regime map of the embedded world (issue 19)",
         "",
-        f"Command: `{saved['command']}` (cells cached under `{args.work_dir}`, resumable). Machine: "
+        f"Command: `{saved['command']}` (cells cached under `{args.work_dir}`, resumable). Rendered on: "
         f"{saved['machine']}. Wall time {wall_s / 60:.1f} min over the invocations that trained cells ("
         + "; ".join(f"`{' '.join(i['argv']) or '(no flags)'}` {i['wall_s'] / 60:.1f} min on {i['workers']} workers"
                     + (f", from {i['recovered_from']}" if i.get("recovered_from") else "") for i in invocations)

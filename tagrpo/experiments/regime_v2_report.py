@@ -221,7 +221,7 @@ def write(args, sweep: list[dict], rates: dict, cells: list[dict], invocations: 
           f"Design: `tagrpo/experiments/study_v2.py`, declared before the runs. Command: `python "
           f"studies/toy_regime_v2.py --workers 2` (cells under `{os.path.relpath(args.work_dir)}`, resumable). "
           f"Wall time {wall / 60:.1f} min over {len(invocations)} invocation(s); the cells' own "
-          f"{cell_wall / 60:.1f} min. Machine: {saved['machine']}.", "",
+          f"{cell_wall / 60:.1f} min. Rendered on: {saved['machine']}.", "",
           f"Progress: {len(rows)} sweep cells, {len(cells)} study cells on disk."]
     if not cells:
         md += ["", "**The study has not run yet**: no verdict, no goal; only the sweep below."]
