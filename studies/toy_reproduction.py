@@ -173,6 +173,8 @@ def main() -> None:
     args = parser.parse_args()
     json_path = os.path.join(args.out, "toy_reproduction.json")
     if args.render_only or args.rejudge:
+        if not os.path.exists(json_path):
+            raise SystemExit(f"no {json_path}: run without --render-only / --rejudge first")
         with open(json_path, encoding="utf-8") as f:
             saved = json.load(f)
         if args.rejudge:

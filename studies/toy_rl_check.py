@@ -126,6 +126,8 @@ def main() -> None:
     specs = sweep_specs(args)
     sweep = finished(specs) if args.render_only else run_all(specs, args.workers, "sweep", compute,
                                                              on_cell=invocation.landed)
+    if not sweep:
+        raise SystemExit(f"no sweep cells under {args.work_dir}: run without --render-only first")
     lr, sweep_rows = choose(sweep)
     print(f"GRPO's learning rate from the validation sweep: {lr:g}", flush=True)
     specs = test_specs(args, lr)

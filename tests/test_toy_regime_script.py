@@ -86,3 +86,12 @@ def test_a_cell_worker_ends_when_the_study_process_is_killed():
     while not _gone(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _gone(child)
+
+
+@pytest.mark.parametrize("name", ["toy_regime", "toy_rl_check", "toy_reproduction"])
+def test_render_only_without_cells_says_what_to_run_in_one_line(name, tmp_path, monkeypatch):
+    script = load_script(ROOT / "studies" / f"{name}.py")
+    argv = [f"{name}.py", "--render-only", "--work-dir", str(tmp_path / "w"), "--out", str(tmp_path / "o")]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit, match="run without --render-only"):
+        script.main()
