@@ -104,6 +104,8 @@ def test_probe_end_to_end_resumes_and_refuses_another_setting(tmp_path, capsys):
     assert all("(" in s and s.rstrip().endswith(").") for s in report["recommendation"])
     (real,) = [s for s in report["recommendation"] if s.startswith("On a real model")]
     assert "decided 4 of its 4 primary contrasts at Holm" in real and real.count("(reproduced") == 4  # each once
+    (split,) = [s for s in report["recommendation"] if s.startswith("Split after its verdicts")]
+    assert "pass@1 on the hard subset" in split and "pass@1 on the rest" in split and "post hoc" in split
     assert _probe(tmp_path) == 0
     assert json.loads((out / "probe.json").read_text())["sampled"] == 0
     capsys.readouterr()

@@ -88,7 +88,9 @@ def real_point() -> dict:
             "q0_form": study["q0"], "num_rephrasings": ta["num_rephrasings"], "num_generations": ta["num_generations"],
             "q0_zero_share": {**_interval(zero), "samples": bases[0]["samples"], "source": source},
             "rescued_from_all_wrong": rescue,
-            "verdicts": [_verdict(v, source) for v in study["verdicts"] if v["primary"]]}
+            "verdicts": [_verdict(v, source) for v in study["verdicts"] if v["primary"]],
+            "by_difficulty": [_verdict(v, source) for v in study["verdicts"]  # post hoc, uncorrected
+                              if v.get("subset", "all") != "all" and (v["arm"], v["ref"]) == CONTRAST and v["k"] == 1]}
 
 
 def main() -> int:

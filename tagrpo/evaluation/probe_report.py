@@ -21,7 +21,7 @@ from tagrpo.evaluation import probe_math as pm
 from tagrpo.evaluation.tables import markdown_table
 
 MAP = Path(__file__).with_name("regime_map.json")
-SUBSETS = {"all": "all questions", "hard": "the hard subset"}
+SUBSETS = {"all": "all questions", "hard": "the hard subset", "rest": "the rest"}
 ARMS = {"ta_grpo": "TA-GRPO", "equal_sampling": "equal-sampling GRPO", "ta_grpo_control": "renaming-only TA-GRPO",
         "pooled_no_anchor": "pooled without anchoring", "grpo": "GRPO", "base": "base model"}
 COLORS = {"solved": "#2b8a3e", "readable": "#1c7ed6", "hidden": "#e8590c", "unreachable": "#868e96"}
@@ -107,8 +107,9 @@ def recommend(s: dict, regime: dict) -> list[str]:
                    f"while overall pass@1 was {pass1['verdict'] if pass1 else 'not measured'} at this point ({src}).")
         out.append(f"The adaptive pool modes spend fewer rollouts (about {r['adaptive']:.1f} per question on this "
                    f"data against {r['ta_grpo']:g}, probe.json), but they are no fix for the pass@1 cost: in the "
-                   "embedded world they lost pass@1 on the questions the base could read, as TA-GRPO did, and issue "
-                   f"32's gated and weighted variants are being measured for that ({src}, adaptive arms at h=0.9).")
+                   "embedded world they lost pass@1 on the questions the base could read, as TA-GRPO did, and so "
+                   f"did issue 32's gated and weighted variants ({src}, adaptive arms at h=0.9; "
+                   "studies/results/toy_regime_v2.md).")
     else:
         out.append(f"So in the embedded world there was little for pooling to rescue at this point, and TA-GRPO's "
                    f"overall pass@1 was {pass1['verdict'] if pass1 else 'not measured'} against equal-sampling GRPO; "
@@ -126,6 +127,11 @@ def recommend(s: dict, regime: dict) -> list[str]:
         f"{_pp(real['rescued_from_all_wrong']['ta_grpo']['mean'])} of questions per step from all-wrong q0 groups "
         f"(equal-sampling GRPO's larger groups {_pp(real['rescued_from_all_wrong']['equal_sampling']['mean'])}), and "
         f"the study {agree}: " + "; ".join(_contrast(v, True) for v in real["verdicts"]) + f" ({real_src}).")
+    if real.get("by_difficulty"):
+        out.append("Split after its verdicts the way the embedded world splits (hard: the base got q0 0 of "
+                   f"{real['q0_zero_share']['samples']} right), TA-GRPO - equal-sampling GRPO on that real model was "
+                   + "; ".join(_contrast(v) for v in real["by_difficulty"])
+                   + f" (post hoc, uncorrected; {real_src}).")
     out.append("The map comes from the embedded world, not from your model; "
                + "; ".join(regime["open"]) + " (tagrpo/evaluation/regime_map.json).")
     return out
