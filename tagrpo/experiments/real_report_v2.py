@@ -127,25 +127,27 @@ def verdict_rows(judged: list[dict]) -> list[list]:
             for r, row in zip(judged, real_report.verdict_rows(judged), strict=True)]
 
 
-def beside_the_toy(out: str, judged: list[dict], table=side_by_side) -> str:
-    """``table`` (``side_by_side`` or ``by_difficulty``) of the embedded world's study v2 (``TOY`` in ``out``) and
-    this study's ``judged`` rows, or why it is missing."""
+def beside_the_toy(out: str, judged: list[dict]) -> tuple[str, str]:
+    """The side-by-side table and the by-difficulty table (with its plot, ``PLOT`` in ``out``) of the embedded
+    world's study v2 (``TOY`` in ``out``) and this study's ``judged`` rows; each says why when ``TOY`` is missing."""
     path = os.path.join(out, TOY)
     if not os.path.exists(path):
-        return f"No `{TOY}` in `{out}`: run `python studies/toy_regime_v2.py --render-only` there."
+        missing = f"No `{TOY}` in `{out}`: run `python studies/toy_regime_v2.py --render-only` there."
+        return missing, missing
     with open(path, encoding="utf-8") as f:
         toy = json.load(f)["verdicts"]
-    text = table(toy, judged, "SmolLM2-135M, q0's form (this study)", design.EVAL_SAMPLES)
-    if table is by_difficulty and plot_by_difficulty(toy, judged, "SmolLM2-135M,\nsums (post hoc)",
-                                                     os.path.join(out, PLOT)):
-        text += f"\n\n![TA-GRPO minus equal-sampling GRPO by difficulty, both worlds]({PLOT})"
-    return text
+    name = "SmolLM2-135M, q0's form (this study)"
+    split = by_difficulty(toy, judged, name, design.EVAL_SAMPLES)
+    if plot_by_difficulty(toy, judged, "SmolLM2-135M,\nsums (post hoc)", os.path.join(out, PLOT)):
+        split += f"\n\n![TA-GRPO minus equal-sampling GRPO by difficulty, both worlds]({PLOT})"
+    return side_by_side(toy, judged, name, design.EVAL_SAMPLES), split
 
 
 def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: list[dict], invocations: list) -> None:
     runs, bases = real_report.index(cells)
     k = args.samples
     judged = verdicts(runs, bases) if runs and bases else []
+    together, split = beside_the_toy(args.out, judged)
     wall = sum(i["wall_s"] for i in invocations)
     argv = invocations[-1]["argv"] if invocations else sys.argv[1:]
     rows = sweep_rows(sweep)
@@ -190,7 +192,7 @@ def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: l
         "",
         "## Beside the embedded world (the same contrasts; each Holm-corrected within its own study)",
         "",
-        beside_the_toy(args.out, judged),
+        together,
         "",
         "## By difficulty, beside the embedded world (post hoc on the real model)",
         "",
@@ -199,7 +201,7 @@ def write(args, premise: dict, q0: str, sweep: list[dict], rates: dict, cells: l
         "(`subset_contrasts`, uncorrected); the embedded world's hard rows are its primary contrasts (Holm), its rest "
         "rows exploratory (uncorrected).",
         "",
-        beside_the_toy(args.out, judged, by_difficulty),
+        split,
         "",
         "## Every arm (mean [95% CI] over seeds)",
         "",

@@ -29,23 +29,37 @@ def _cell(row: dict | None) -> str:
     return f"{pct(row, sign=True)} ({row['n']} seeds; {row['verdict']}{family})"
 
 
+def _rows(toy: dict, real: dict, subsets: tuple[str, ...], knobs: list[float], real_k: int) -> list[list]:
+    """Per contrast, subset and metric (pass@1, then each study's largest k): the contrast, the subset, the metric,
+    the embedded world's cell per knob and the real study's. ``toy`` is keyed ``(knob, arm, ref, subset, k)``,
+    ``real`` ``(arm, ref, subset, k)``."""
+    toy_k = max((k for *_, k in toy), default=1)
+    out = []
+    for arm, ref in CONTRASTS:
+        for subset in subsets:
+            for which in ("pass@1", "largest k"):
+                tk, rk = (1, 1) if which == "pass@1" else (toy_k, real_k)
+                metric = "pass@1" if which == "pass@1" else f"pass@{tk} / pass@{rk}"
+                out.append([f"{label(arm)} - {label(ref)}", subset, metric,
+                            *[_cell(toy.get((knob, arm, ref, subset, tk))) for knob in knobs],
+                            _cell(real.get((arm, ref, subset, rk)))])
+    return out
+
+
+def _keyed(toy_verdicts: list[dict], real_verdicts: list[dict], keep) -> tuple[dict, dict]:
+    """The rows ``keep`` accepts, keyed as ``_rows`` reads them (a real row without ``subset`` is on all questions)."""
+    toy = {(r["knob"], r["arm"], r["ref"], r["subset"], r["k"]): r for r in toy_verdicts if keep(r)}
+    real = {(r["arm"], r["ref"], r.get("subset", "all"), r["k"]): r for r in real_verdicts if keep(r)}
+    return toy, real
+
+
 def side_by_side(toy_verdicts: list[dict], real_verdicts: list[dict], real_name: str, real_k: int) -> str:
     """A markdown table of ``CONTRASTS`` at pass@1 and the largest k: the embedded world's primary rows (``knob``,
     ``arm``, ``ref``, ``subset`` "all", ``k``) per knob beside the real study's primary rows (``arm``, ``ref``,
     ``k``; its largest k is ``real_k``); "-" where a study has no such verdict yet."""
-    toy = {(r["knob"], r["arm"], r["ref"], r["k"]): r for r in toy_verdicts
-           if r.get("subset") == "all" and r["primary"]}
-    real = {(r["arm"], r["ref"], r["k"]): r for r in real_verdicts if r["primary"]}
+    toy, real = _keyed(toy_verdicts, real_verdicts, lambda r: r["primary"] and r.get("subset", "all") == "all")
     knobs = sorted({knob for knob, *_ in toy})
-    toy_k = max((k for *_, k in toy), default=1)
-    rows = []
-    for arm, ref in CONTRASTS:
-        for which in ("pass@1", "largest k"):
-            tk, rk = (1, 1) if which == "pass@1" else (toy_k, real_k)
-            metric = "pass@1" if which == "pass@1" else f"pass@{tk} / pass@{rk}"
-            rows.append([f"{label(arm)} - {label(ref)}", metric,
-                         *[_cell(toy.get((knob, arm, ref, tk))) for knob in knobs],
-                         _cell(real.get((arm, ref, rk)))])
+    rows = [[contrast, *rest] for contrast, _, *rest in _rows(toy, real, ("all",), knobs, real_k)]
     return markdown_table(["contrast", "metric (embedded / real)", *[f"embedded, hard_share {h:g}" for h in knobs],
                            real_name], rows)
 
@@ -54,20 +68,11 @@ def by_difficulty(toy_verdicts: list[dict], real_verdicts: list[dict], real_name
     """A markdown table of ``CONTRASTS`` on the hard subset and the rest at pass@1 and the largest k: the embedded
     world's rows (``knob``, ``subset``; primary or not) per knob beside the real study's (``subset``); knobs with no
     such row are left out (at hard_share 0 no question is hard); "-" where a study has no such row."""
-    toy = {(r["knob"], r["arm"], r["ref"], r["subset"], r["k"]): r for r in toy_verdicts if r["subset"] != "all"}
-    real = {(r["arm"], r["ref"], r["subset"], r["k"]): r for r in real_verdicts if r.get("subset", "all") != "all"}
-    toy_k = max((k for *_, k in toy), default=1)
-    rows, knobs = [], sorted({knob for knob, arm, ref, *_ in toy if (arm, ref) in CONTRASTS})
-    for arm, ref in CONTRASTS:
-        for subset in ("hard", "rest"):
-            for which in ("pass@1", "largest k"):
-                tk, rk = (1, 1) if which == "pass@1" else (toy_k, real_k)
-                metric = "pass@1" if which == "pass@1" else f"pass@{tk} / pass@{rk}"
-                rows.append([f"{label(arm)} - {label(ref)}", subset, metric,
-                             *[_cell(toy.get((knob, arm, ref, subset, tk))) for knob in knobs],
-                             _cell(real.get((arm, ref, subset, rk)))])
+    toy, real = _keyed(toy_verdicts, real_verdicts, lambda r: r.get("subset", "all") != "all")
+    knobs = sorted({knob for knob, arm, ref, *_ in toy if (arm, ref) in CONTRASTS})
     return markdown_table(["contrast", "subset", "metric (embedded / real)",
-                           *[f"embedded, hard_share {h:g}" for h in knobs], real_name], rows)
+                           *[f"embedded, hard_share {h:g}" for h in knobs], real_name],
+                          _rows(toy, real, ("hard", "rest"), knobs, real_k))
 
 
 def plot_by_difficulty(toy_verdicts: list[dict], real_verdicts: list[dict], real_name: str, path: str) -> bool:
