@@ -35,6 +35,15 @@ def targets() -> list[str]:
     return match.group(1).split() + re.findall(r"^make ([\w-]+) .*&$", script, re.MULTILINE)
 
 
+def budget(script: str | None = None) -> str:
+    """The budget `.ci/run` states in its header ("Budget: 45 minutes on 2 cores ..."), as written there."""
+    script = (ROOT / ".ci" / "run").read_text() if script is None else script
+    match = re.search(r"Budget: (\d+ minutes on \d+ cores)", script)
+    if match is None:
+        raise SystemExit(".ci/run states no 'Budget: N minutes on K cores'")
+    return match.group(1)
+
+
 def disk_use(path: Path) -> int:
     out = subprocess.run(["du", "-sb", str(path)], capture_output=True, text=True, check=True).stdout
     return int(out.split()[0])
@@ -74,8 +83,8 @@ def main(argv=None) -> int:
         "",
         "`python tools/ci_wall_time.py`",
         "",
-        f"Commit {commit}, {report['cpus']} CPUs, {report['date']}; pip's cache as this machine had it. Budget: "
-        "30 minutes on 2 cores.",
+        f"Commit {commit}, {report['cpus']} CPUs, {report['date']}; pip's cache as this machine had it. Budget "
+        f"(`.ci/run`): {budget()}.",
         "",
         "| target | rc | wall (s) |",
         "|---|---:|---:|",
