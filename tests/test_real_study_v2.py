@@ -252,10 +252,10 @@ def test_the_difficulty_plot_needs_a_split_row(tmp_path):
 
     row = {"arm": "ta_grpo", "ref": "equal_sampling", "k": 1, "mean": 0.07, "lo": 0.02, "hi": 0.12, "n": 10,
            "primary": False}
-    assert not plot_by_difficulty([], [{**row, "subset": "all"}], "real", str(tmp_path / "none.png"))
+    assert not plot_by_difficulty([], [{**row, "subset": "all"}], "real", 8, str(tmp_path / "none.png"))
     assert not (tmp_path / "none.png").exists()
     assert plot_by_difficulty([{**row, "subset": "rest", "knob": 0.6, "mean": -0.37, "lo": -0.44, "hi": -0.29}],
-                              [{**row, "subset": "rest"}], "real", str(tmp_path / "both.png"))
+                              [{**row, "subset": "rest"}], "real", 8, str(tmp_path / "both.png"))
     assert (tmp_path / "both.png").stat().st_size > 0
 
 

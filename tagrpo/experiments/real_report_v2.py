@@ -138,7 +138,8 @@ def beside_the_toy(out: str, judged: list[dict]) -> tuple[str, str]:
         toy = json.load(f)["verdicts"]
     name = "SmolLM2-135M, q0's form (this study)"
     split = by_difficulty(toy, judged, name, design.EVAL_SAMPLES)
-    if plot_by_difficulty(toy, judged, "SmolLM2-135M,\nsums (post hoc)", os.path.join(out, PLOT)):
+    if plot_by_difficulty(toy, judged, "SmolLM2-135M,\nsums (post hoc)", design.EVAL_SAMPLES,
+                          os.path.join(out, PLOT)):
         split += f"\n\n![TA-GRPO minus equal-sampling GRPO by difficulty, both worlds]({PLOT})"
     return side_by_side(toy, judged, name, design.EVAL_SAMPLES), split
 

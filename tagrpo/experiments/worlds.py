@@ -75,7 +75,8 @@ def by_difficulty(toy_verdicts: list[dict], real_verdicts: list[dict], real_name
                           _rows(toy, real, ("hard", "rest"), knobs, real_k))
 
 
-def plot_by_difficulty(toy_verdicts: list[dict], real_verdicts: list[dict], real_name: str, path: str) -> bool:
+def plot_by_difficulty(toy_verdicts: list[dict], real_verdicts: list[dict], real_name: str, real_k: int,
+                       path: str) -> bool:
     """TA-GRPO minus equal-sampling GRPO in pass@1 on the hard subset and the rest, with 95% intervals: one group of
     bars per embedded knob with a hard subset, then the real study. Writes ``path``; False (and no file) when
     neither world has such a row."""
@@ -103,7 +104,9 @@ def plot_by_difficulty(toy_verdicts: list[dict], real_verdicts: list[dict], real
     ax.set_xticks(range(len(groups)), [f"{name}\n({n} seeds)" for (name, _), n in zip(groups, seeds, strict=True)],
                   fontsize=8)
     ax.set_ylabel("TA-GRPO - equal-sampling GRPO,\npass@1 (pp, 95% CI over seeds)")
-    ax.set_title("Hard questions (the base never solved them) and the rest, in both worlds", fontsize=10)
+    toy_k = max((r["k"] for r in toy_verdicts), default=1)
+    ax.set_title(f"Hard questions: the base got none of its samples on q0 right\n({toy_k} per question in the "
+                 f"embedded world, {real_k} on the real model); the rest: all others", fontsize=9)
     ax.legend(fontsize=8, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
