@@ -8,7 +8,7 @@ import platform
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments.cells import Invocation, checkpoint_invocation, run_all
 from tagrpo.experiments.machine import cpu_model
-from tagrpo.experiments.real_report_v2 import ended, invocation_table, wall_sentence
+from tagrpo.experiments.tables import ended, invocation_table, wall_sentence
 
 
 def double(spec: dict, directory: str) -> dict:

@@ -76,11 +76,11 @@ def toy_points() -> dict:
 def real_point() -> dict:
     source = f"{RESULTS}/real_study_v2.json"  # the second real study (issue 33): clean splits, 10 seeds
     study = _load("real_study_v2.json")
-    bases = [c for c in study["cells"] if c["spec"]["kind"] == "base"]
+    bases = [c for c in study["results"] if c["spec"]["kind"] == "base"]
     zero = [sum(x == 0 for x in c["counts"]) / len(c["counts"]) for c in bases]
     rescue = {}
     for arm in CONTRAST:
-        cells = [c for c in study["cells"] if c["spec"].get("arm") == arm]
+        cells = [c for c in study["results"] if c["spec"].get("arm") == arm]
         key = "tagrpo/reference/rescued/from_zero" if arm == "equal_sampling" else "tagrpo/rescued/from_zero"
         rescue[arm] = {**_interval([mean(s[key] for s in c["steps"]) for c in cells]), "source": source}
     ta = study["arms"][CONTRAST[0]]

@@ -21,27 +21,28 @@ KINDS = ("greater", "less", "matches")
 MARGIN = 0.02  # non-inferiority margin of the "matches" claims, absolute (2 percentage points)
 
 
-def null_of(kind: str) -> float:
-    """The value a claim's t-test is against: 0, or ``-MARGIN`` for "matches"."""
+def null_of(kind: str, margin: float = MARGIN) -> float:
+    """The value a claim's t-test is against: 0, or ``-margin`` for "matches"."""
     check_mode("kind", kind, KINDS)
-    return -MARGIN if kind == "matches" else 0.0
+    return -margin if kind == "matches" else 0.0
 
 
-def verdict(mean_diff: float, p: float, kind: str) -> str:
+def verdict(mean_diff: float, p: float, kind: str, margin: float = MARGIN) -> str:
     """The verdict of a claim from its mean difference and its (adjusted) p-value against the claim's null."""
-    null = null_of(kind)
+    null = null_of(kind, margin)
     if math.isnan(p) or p >= ALPHA:
         return "inconclusive"
     above = mean_diff > null
     return "reproduced" if above == (kind != "less") else "refuted"
 
 
-def holm_and_verdicts(rows: list[dict]) -> list[dict]:
+def holm_and_verdicts(rows: list[dict], margin: float = MARGIN) -> list[dict]:
     """Rows with ``p``, ``mean``, ``kind`` and ``primary``: Holm-adjust the primary ones' p as one family
-    (``p_holm``), then give every row its verdict (on ``p_holm`` where there is one). Returns ``rows``."""
+    (``p_holm``), then give every row its verdict (on ``p_holm`` where there is one; ``margin``: the null of a
+    "matches" row is ``-margin``). Returns ``rows``."""
     primary = [r for r in rows if r["primary"]]
     for r, adjusted in zip(primary, holm([r["p"] for r in primary]), strict=True):
         r["p_holm"] = adjusted
     for r in rows:
-        r["verdict"] = verdict(r["mean"], r.get("p_holm", r["p"]), r["kind"])
+        r["verdict"] = verdict(r["mean"], r.get("p_holm", r["p"]), r["kind"], margin)
     return rows

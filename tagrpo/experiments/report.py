@@ -20,8 +20,8 @@ import numpy as np  # noqa: E402
 from tagrpo.core import pass_at_k  # noqa: E402
 from tagrpo.evaluation.stats import interval  # noqa: E402
 from tagrpo.experiments.arms import ARMS  # noqa: E402
-from tagrpo.experiments.study import hard_mask  # noqa: E402
-from tagrpo.experiments.verdicts import metric, zero_advantage_key  # noqa: E402
+from tagrpo.experiments.judge import hard_mask  # noqa: E402
+from tagrpo.experiments.metrics import metric, zero_advantage_key  # noqa: E402
 
 STYLE = {  # arm: (colour, marker, line style)
     "base": ("0.35", "x", "--"),
@@ -317,7 +317,7 @@ def flags(result: dict) -> list[str]:
 
 VERDICTS = {  # world: where its verdicts over seeds are
     "basic": "`studies/results/toy_reproduction.md` (`python studies/toy_reproduction.py`)",
-    "regime": "`studies/results/toy_regime.md` (`python studies/toy_regime.py`, every knob setting)",
+    "regime": "`studies/results/toy_regime_v2.md` (10 seeds per arm and knob setting, learning rates swept)",
 }
 
 

@@ -1,71 +1,59 @@
-"""The real-model study (``studies/real_study.py``): TA-GRPO against equal-sampling GRPO on SmolLM2-135M-Instruct.
+"""SmolLM2-135M-Instruct on sums as a study's task (``tagrpo.experiments.real_task``: a + b in four surface forms).
 
-The design, declared before the runs:
+A cell is the premise (the base's accuracy in every form on validation problems, which chooses q0's form), the
+base model's evaluation, or one arm trained at one rate and seed and then evaluated: ``samples`` draws per question
+on q0's form (pass@1, pass@n), on test problems also ``FORM_SAMPLES`` in every other form and the embedding diversity
+(all-MiniLM-L6-v2) among each question's correct responses; from training, the step log (q0's uniform share, the
+rescue split), rollouts, optimizer updates, completion tokens and wall time.
 
-- Task (``tagrpo/experiments/real_task.py``, scheme ``ordered``): sums ``a + b`` with operands 0..19 in four surface
-  forms, train / validation / test problems disjoint as ordered pairs (issue 33 found 67 of the 140 test sums with
-  their swap in train, and the prompt's worked example 3+1 among them; ``real_study_v2`` splits by unordered pair
-  and is the study to run now). q0's form: the hardest whose base accuracy on validation problems lies in 10-70%
-  (``premise`` cell); TA-GRPO's rephrasings are the other three forms; the control's are q0's form renamed.
-- Arms (``ARMS``), 8 completions per question per step except plain GRPO: equal-sampling GRPO (G=8 of q0),
-  TA-GRPO (N=3, G=2), its renaming-only control, pooling without anchoring (``anchor="none"``), and plain GRPO
-  (G=2, a quarter of the rollouts: the low-compute reference).
-- Settings (``STUDY``): ``STEPS`` generation steps of ``questions`` training questions, each generation batch split
-  into two optimizer steps (``steps_per_generation=2``: the second half is one update off-policy, so the anchored
-  ratio and the clip act), bf16 autocast over fp32 master weights (generation included; fp32 on a CPU without native
-  bf16, ``native_bf16``), the one-example prompt in the chat template with an empty system message, 12 completion
-  tokens, two cells at once, and TRL's default gradient checkpointing (not set then; ``real_study_v2`` turns it
-  off). No KL (the paper's code has 0.001): a reference forward per rollout cost about 15% of a step here, and the
-  budget is the constraint; a ``beta`` in ``STUDY`` turns it on.
-- Learning rates: each arm's best validation pass@1 + pass@8 on q0 over ``SWEEP_LRS`` (seed ``SWEEP_SEEDS``), at
-  ``SWEEP_STEPS`` generation steps (half the study's, for the budget; ties to the smaller rate).
-- Evaluation (test problems, every arm and the base, paired by seed): ``EVAL_SAMPLES`` samples per question on
-  q0's form (pass@1, pass@8), ``FORM_SAMPLES`` per question in every other form; embedding diversity
-  (all-MiniLM-L6-v2) among each question's correct responses; from training, q0's uniform share and the rescue
-  split.
-- Verdicts (``tagrpo.evaluation.verdicts``): primary, Holm-corrected: TA-GRPO against equal-sampling GRPO and
-  against the control at pass@1 and pass@8; everything else exploratory.
-
-Every cell (premise, base, or an arm at a rate and seed) is cached under ``--work-dir`` and reused: an interrupted
-study resumes. ``studies/real_study.py`` runs it; ``tagrpo/experiments/real_report.py`` writes ``real_study.json`` and
-``real_study.md``.
+``task_options``: ``setting`` (one of ``SETTINGS``: prompt template, completion budget, questions per step,
+optimizer steps per generation batch, precision rule, speed flags) and ``steps`` (generation steps of an arm; GRPO
+on 2.5x the questions trains 2.5x the steps). Precision: bf16 autocast over fp32 master weights, native on a GPU or
+a CPU with AVX512-BF16 or AMX (``native_bf16``); one study is one precision, so a machine without it renders the
+study but refuses to compute its cells, unless a smoke run asks for fp32 (``"precision": "fp32"`` in the spec: never
+mixed with bf16 cells).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from pathlib import Path
 
 from tagrpo.experiments import real_task
 
-STUDY = {"template": "oneshot", "system_prompt": "", "max_completion_length": 12, "questions": 4, "num_iterations": 1,
+FORMS = real_task.FORMS
+KNOB_NAME = None
+FIRST = {"template": "oneshot", "system_prompt": "", "max_completion_length": 12, "questions": 4, "num_iterations": 1,
          "steps_per_generation": 2, "beta": 0.0, "generation_autocast": True, "cpu_completion_scoring": True,
          "workers": 2, "gradient_checkpointing": True, "scheme": "ordered", "share_prompt_cache": False}
-# benchmarks/real_throughput.py times these. gradient_checkpointing: TRL's default, which this study ran with (not set
-# then); scheme: real_task's split scheme; share_prompt_cache: tagrpo.generation's, for the evaluation's samples
-STEPS = 32  # 32 x 4 questions x 8 = 1,024 rollouts per arm and seed
-SWEEP_STEPS = 16  # the sweep at half the budget: the study's 3 hours on 2 cores
-ARMS = {
+# the first real study's (superseded; benchmarks/real_throughput.py times it against V2): TRL's default gradient
+# checkpointing, splits by ordered pair, no shared prompt cache
+V2 = {**FIRST, "gradient_checkpointing": False, "scheme": "pairs", "share_prompt_cache": True,
+      "share_prompt_prefix": True}
+SETTINGS = {"study": FIRST, "v2": V2}  # by name: what the benchmarks compare
+_TA = {"num_rephrasings": 3, "num_generations": 2}
+ARMS = {  # TAGRPOConfig fields, plus the task's plan (main or control) and questions_factor
+    "ta_grpo": _TA,
     "equal_sampling": {"num_rephrasings": 0, "num_generations": 8, "reference_group_size": 2},
-    "ta_grpo": {"num_rephrasings": 3, "num_generations": 2},
-    "ta_grpo_control": {"num_rephrasings": 3, "num_generations": 2, "plan": "control"},
-    "pooled_no_anchor": {"num_rephrasings": 3, "num_generations": 2, "anchor": "none"},
+    "ta_grpo_control": {**_TA, "plan": "control"},
+    "pooled_no_anchor": {**_TA, "anchor": "none"},
     "grpo": {"num_rephrasings": 0, "num_generations": 2},
+    "grpo_more_data": {"num_rephrasings": 0, "num_generations": 2, "questions_factor": 2.5},
+    "ta_grpo_gated": {**_TA, "pool_gate": "q0_all_wrong"},
+    "ta_grpo_w25": {**_TA, "rephrased_weight": 0.25},
+    "ta_grpo_w50": {**_TA, "rephrased_weight": 0.5},
+    "ta_grpo_kl": {**_TA, "beta": 0.001},
+    "ta_grpo_adaptive": {**_TA, "pool_mode": "adaptive"},
 }
-PRIMARY_ARMS = ("ta_grpo", "equal_sampling", "ta_grpo_control")
-SEEDS = (0, 1, 2)
-SWEEP_SEEDS = (100,)
-SWEEP_LRS = (1e-5, 3e-5, 1e-4)  # every arm gets the same grid. History, disclosed: the first sweep (session 6) ran
-# 3e-6 / 1e-5 / 3e-5 and left the control, pooling without anchoring and plain GRPO at 3e-5, the edge, so 1e-4 was
-# added; its cells were lost with that machine, and the rerun drops 3e-6, every arm's worst rate there (validation
-# pass@1 15.6-17.9% against 30.6-52.5% at 1e-5 and 3e-5), to fit the study's 3 hours.
 EVAL_SAMPLES = 8
 FORM_SAMPLES = 2
 PREMISE_SAMPLES = 4
 TRAIN_TEMPERATURE = 0.7  # a 135M model at 1.0 writes mostly noise
 EVAL_SAMPLING = {"temperature": 0.6, "top_p": 0.95}  # the paper's evaluation
 MIXED_BAND = (0.1, 0.7)
+STUDY = FIRST  # the settings' defaults below (a benchmark passes its own)
 
 
 def cell_path(work: str, spec: dict) -> str:
@@ -73,11 +61,55 @@ def cell_path(work: str, spec: dict) -> str:
     return os.path.join(work, spec["split"], f"seed{spec['seed']}", name, "result.jsonl")
 
 
+def native_bf16(device: str) -> bool:
+    """Whether bf16 autocast is native here: a GPU, or a CPU with AVX512-BF16 or AMX. On an AVX2-only CPU a bf16
+    matmul measured 35x slower than fp32 (AMD EPYC, torch 2.13)."""
+    if device != "cpu":
+        return True
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8").split()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def prepare(study, args) -> tuple[dict, None]:
+    """``(overrides, None)``: the smoke tests' question count, and ``"precision": "fp32"`` where a smoke run asks
+    for it. A study's cells are computed in bf16 only: a machine without native bf16 may render them, not add to
+    them (it would take hours a cell, or mix precisions)."""
+    overrides = {"questions": args.questions} if args.questions else {}
+    if args.precision == "fp32":
+        overrides["precision"] = "fp32"
+    elif not args.render_only and not native_bf16(args.device):
+        raise SystemExit(f"{study.name}: this CPU has no native bf16 (avx512_bf16 or amx_bf16 in /proc/cpuinfo) and "
+                         "the study's cells are bf16; run it on such a machine or a GPU (--device cuda), or render "
+                         "with --render-only")
+    return overrides, None
+
+
+def cell(study, args, kind: str, split: str, setting, seed: int, arm: str | None = None, lr: float | None = None,
+         forms: bool = False, q0: str | None = None) -> tuple[dict, str]:
+    """A cell's spec (everything its result depends on: the setting, and the arm's configuration) and its path."""
+    setting_fields = {k: v for k, v in study.task_options["setting"].items() if k != "workers"}
+    spec = {"kind": kind, "split": split, "seed": seed, "device": args.device, "study": study.task_options["tag"],
+            "setting": setting_fields, **args.overrides}
+    if kind != "premise":
+        spec.update(q0=q0, samples=args.samples)
+    if kind == "arm":
+        steps = math.ceil(args.steps * study.arms[arm].get("questions_factor", 1))
+        spec.update(arm=arm, arm_config=study.arms[arm], learning_rate=lr, steps=steps)
+    return spec, cell_path(args.work_dir, spec)
+
+
+def premise_cell(study, args) -> tuple[dict, str]:
+    return cell(study, args, "premise", "validation", None, study.sweep.seeds[0])
+
+
 def choose_q0(premise: dict) -> str:
     """The hardest form whose base accuracy lies in ``MIXED_BAND`` (the hardest of all if none does)."""
     acc = premise["accuracy"]
-    mixed = [f for f in real_task.FORMS if MIXED_BAND[0] <= acc[f] <= MIXED_BAND[1]]
-    return min(mixed or real_task.FORMS, key=lambda f: acc[f])
+    mixed = [f for f in FORMS if MIXED_BAND[0] <= acc[f] <= MIXED_BAND[1]]
+    return min(mixed or FORMS, key=lambda f: acc[f])
 
 
 def _render(rows: list[dict], form: str) -> list[str]:
@@ -122,7 +154,7 @@ def evaluate(model, tokenizer, spec: dict, q0: str, embedder, setting: dict = ST
            "example": responses[0][0]}
     if spec["split"] == "test":
         forms = {q0: float(counts.sum() / (n * len(rows)))}  # q0's form from its own n samples
-        for form in (f for f in real_task.FORMS if f != q0):
+        for form in (f for f in FORMS if f != q0):
             got = sample(model, tokenizer, _render(rows, form), FORM_SAMPLES, spec["seed"] + 1, tokens, setting)
             forms[form] = float(np.mean([x for h in correct(got, rows) for x in h]))
         out["forms"] = forms
@@ -137,32 +169,19 @@ def premise_accuracy(model, tokenizer, spec: dict, setting: dict = STUDY) -> dic
     """The base model's accuracy in every form on validation problems, ``PREMISE_SAMPLES`` samples each."""
     rows = held_out("validation", spec.get("questions"), setting)
     accuracy = {}
-    for form in real_task.FORMS:
+    for form in FORMS:
         got = sample(model, tokenizer, _render(rows, form), PREMISE_SAMPLES, spec["seed"],
                      setting["max_completion_length"], setting)
         accuracy[form] = sum(x for h in correct(got, rows) for x in h) / (PREMISE_SAMPLES * len(rows))
     return accuracy
 
 
-def native_bf16(device: str) -> bool:
-    """Whether bf16 autocast is native here: a GPU, or a CPU with AVX512-BF16 or AMX. On an AVX2-only CPU a bf16
-    matmul measured 35x slower than fp32 (AMD EPYC, torch 2.13), so the study trains in fp32 there and its cells
-    say so (``"precision": "fp32"`` in their spec, never mixed with bf16 cells)."""
-    if device != "cpu":
-        return True
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8").split()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
 def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, steps: int, learning_rate: float,
-                seed: int, device: str, shuffle: bool = False, arms: dict = ARMS):
+                seed: int, device: str, shuffle: bool = False, arms: dict = ARMS, bf16: bool | None = None):
     """The ``TrainJob`` and ``TAGRPOConfig`` of ``arm`` (a key of ``arms``, whose ``beta`` overrides the setting's)
-    under ``setting`` (``STUDY``, or another setting of the same keys: ``real_study_v2.STUDY``, what
-    ``benchmarks/real_throughput.py`` times): ``steps`` generation steps of ``setting["questions"]`` training
-    questions in the seed's order, written to ``out/train.jsonl``; the run goes to ``out/run``."""
+    under ``setting`` (one of ``SETTINGS``): ``steps`` generation steps of ``setting["questions"]`` training
+    questions in the seed's order, written to ``out/train.jsonl``; the run goes to ``out/run``. ``bf16``: autocast
+    (default: where native, ``native_bf16``)."""
     from tagrpo.data.jsonl import write_jsonl
     from tagrpo.trainer.config import TAGRPOConfig
     from tagrpo.trainer.run import TrainJob
@@ -181,7 +200,8 @@ def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, step
         cpu_completion_scoring=setting["cpu_completion_scoring"], learning_rate=learning_rate,
         share_prompt_prefix=setting.get("share_prompt_prefix", False),
         lr_scheduler_type="constant", logging_steps=1, console_every=0, report_to=[], save_strategy="no", seed=seed,
-        temperature=TRAIN_TEMPERATURE, beta=beta, use_cpu=device == "cpu", bf16=native_bf16(device),
+        temperature=TRAIN_TEMPERATURE, beta=beta, use_cpu=device == "cpu",
+        bf16=native_bf16(device) if bf16 is None else bf16,
         gradient_checkpointing=setting["gradient_checkpointing"], disable_tqdm=True, shuffle_dataset=shuffle,
         model_init_kwargs={"dtype": "float32"}, **shape,
     )
@@ -190,17 +210,18 @@ def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, step
     return job, config
 
 
-def train(spec: dict, q0: str, out: str, model_dir: str, setting: dict = STUDY, arms: dict = ARMS):
+def train(spec: dict, out: str, model_dir: str, setting: dict):
+    """Train the cell's arm; returns the model (bf16), its tokenizer and what training cost and logged."""
     import json
 
     import torch
 
     from tagrpo.trainer.run import run_train
 
-    arm = arms[spec["arm"]]
-    n, g, q = arm["num_rephrasings"], arm["num_generations"], setting["questions"]
-    job, config = trainer_job(setting, spec["arm"], q0, model_dir, out, spec["steps"], spec["learning_rate"],
-                              spec["seed"], spec["device"], arms=arms)
+    arms = {spec["arm"]: spec["arm_config"]}
+    n, g = spec["arm_config"]["num_rephrasings"], spec["arm_config"]["num_generations"]
+    job, config = trainer_job(setting, spec["arm"], spec["q0"], model_dir, out, spec["steps"], spec["learning_rate"],
+                              spec["seed"], spec["device"], arms=arms, bf16=spec.get("precision") != "fp32")
     start = time.perf_counter()
     trainer = run_train(job, config)
     wall = time.perf_counter() - start
@@ -210,22 +231,17 @@ def train(spec: dict, q0: str, out: str, model_dir: str, setting: dict = STUDY, 
             "tagrpo/rescued/from_zero", "tagrpo/rescued/from_one", "tagrpo/reference/rescued/from_zero",
             "tagrpo/reference/rescued/from_one", "reward", "completions/mean_length", "kl")
     steps_log = [{k: r[k] for k in keep if k in r} for r in logged if "tagrpo/rollouts" in r]
+    rows = setting["questions"] * (n + 1) * g
     trained = {"rollouts": trainer.rollouts, "optimizer_updates": trainer.state.global_step, "wall_s": wall,
-               "completion_tokens": round(sum(s["completions/mean_length"] for s in steps_log) * q * (n + 1) * g),
+               "completion_tokens": round(sum(s["completions/mean_length"] for s in steps_log) * rows),
                "steps": steps_log, "clip_fraction": [r["clip_ratio/region_mean"] for r in logged
                                                       if "clip_ratio/region_mean" in r]}
     return trainer.model.to(torch.bfloat16), trainer.processing_class, trained
 
 
 def compute(spec: dict, out: str) -> dict:
-    """One cell of this study (a module-level function: the process pool's workers import it)."""
-    return compute_with(spec, out, STUDY, ARMS, keep_model=True)
-
-
-def compute_with(spec: dict, out: str, setting: dict, arms: dict, keep_model: bool) -> dict:
-    """One cell (premise, base, or an arm) under ``setting`` with ``arms``: the base's premise accuracy, or its or
-    the trained arm's evaluation; without ``keep_model`` the arm's saved final model is removed after training
-    (it is evaluated in memory)."""
+    """One cell (a module-level function: the process pool's workers import it): the premise's accuracy, or the
+    base's or the trained arm's evaluation; the arm's saved final model is removed (it is evaluated in memory)."""
     import logging
     import shutil
 
@@ -238,6 +254,7 @@ def compute_with(spec: dict, out: str, setting: dict, arms: dict, keep_model: bo
     transformers.utils.logging.disable_progress_bar()
     logging.getLogger("tagrpo.trainer.run").setLevel(logging.WARNING)
     start = time.perf_counter()
+    setting = spec["setting"]
     model_dir = fetch_model("smollm2-135m")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     if spec["kind"] == "premise":
@@ -253,18 +270,43 @@ def compute_with(spec: dict, out: str, setting: dict, arms: dict, keep_model: bo
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16).to(spec["device"])
         result = evaluate(model, tokenizer, spec, spec["q0"], embedder, setting)
     else:
-        model, tokenizer, trained = train(spec, spec["q0"], out, model_dir, setting, arms)
-        if not keep_model:
-            shutil.rmtree(os.path.join(out, "run", "final"), ignore_errors=True)
+        model, tokenizer, trained = train(spec, out, model_dir, setting)
+        shutil.rmtree(os.path.join(out, "run", "final"), ignore_errors=True)
         result = {**trained, **evaluate(model, tokenizer, spec, spec["q0"], embedder, setting)}
     return {"spec": spec, **result, "cell_wall_s": time.perf_counter() - start}
 
 
-def specs_for(args, kind: str, split: str, seed: int, arm: str | None = None, lr: float | None = None,
-              q0: str | None = None, steps: int | None = None) -> tuple[dict, str]:
-    spec = {"kind": kind, "split": split, "seed": seed, "device": args.device, **args.overrides}
-    if kind != "premise":
-        spec.update(q0=q0, samples=args.samples)
-    if kind == "arm":
-        spec.update(arm=arm, learning_rate=lr, steps=steps or args.steps)
-    return spec, cell_path(args.work_dir, spec)
+def _quarter(steps: list[dict], key: str, last: bool) -> float:
+    values = [s[key] for s in steps if s.get(key) is not None]
+    q = max(1, len(values) // 4)
+    part = values[-q:] if last else values[:q]
+    return sum(part) / len(part) if part else math.nan
+
+
+def arm_columns() -> list[tuple[str, object, str]]:
+    """The every-arm table's columns of this task: (header, the cell's number, format)."""
+    key = "tagrpo/original/zero_std"
+    return [("q0 uniform %, first quarter", lambda c: 100 * _quarter(c["steps"], key, False), "{:.0f}"),
+            ("q0 uniform %, last quarter", lambda c: 100 * _quarter(c["steps"], key, True), "{:.0f}"),
+            ("embedding diversity, correct", lambda c: c.get("diversity_correct"), "{:.3f}")]
+
+
+def describe(study, args, data: dict) -> str:
+    """The task's line under the report's title: the problems, the settings, the length."""
+    sizes = "/".join(str(v) for v in real_task.PAIR_SPLIT_SIZES.values())
+    return (f"Task: sums a+b, operands 0..{real_task.SIZE - 1}, split by unordered pair (a sum and its swap in one "
+            f"split; pairs train / validation / test {sizes}), the prompts' worked examples "
+            f"{list(real_task.EXAMPLES)} in no split. Settings: {study.task_options['setting']}; {args.steps} "
+            f"generation steps; {args.samples} samples per test question on q0's form, {FORM_SAMPLES} in every "
+            "other form.")
+
+
+def premise_section(study, data: dict, bases: dict, versus: dict) -> list[str]:
+    from tagrpo.evaluation.tables import markdown_table
+
+    if not data["premise"]:
+        return []
+    accuracy = data["premise"]["accuracy"]
+    return ["## Premise (base model, validation problems)", "",
+            markdown_table(["form", "accuracy %"], [[f, f"{100 * v:.1f}"] for f, v in accuracy.items()]), "",
+            f"q0's form: **{data['q0']}** (the hardest in {100 * MIXED_BAND[0]:.0f}-{100 * MIXED_BAND[1]:.0f}%).", ""]

@@ -1,0 +1,69 @@
+"""The studies' plots: the map of every arm (rest pass@1 against hard pass@k, one panel per setting) of a regime
+study. The embedded world beside the real model by difficulty is ``tagrpo.experiments.worlds``."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+from tagrpo.evaluation.stats import interval
+from tagrpo.experiments import judge
+from tagrpo.experiments.report import label
+
+
+def _seeds(n: int) -> str:
+    return f"{n} seed{'s' * (n != 1)}"
+
+
+def arm_points(runs: dict, bases: dict, knob: float, k: int, order: tuple[str, ...]) -> dict[str, tuple[dict, dict]]:
+    """Per arm at ``knob``: rest pass@1 and hard pass@k, each a t interval over the seeds with a base cell."""
+    out = {}
+    for arm in (a for a in order if any(h == knob and x == a for h, _, x in runs)):
+        cs = [(s, c) for (h, s, a), c in sorted(runs.items()) if h == knob and a == arm and (h, s) in bases]
+        vals = {}
+        for subset, kk in (("rest", 1), ("hard", k)):
+            xs = [judge.subset_pass(c["counts"], c["samples"], bases[(knob, s)]["counts"], subset, kk) for s, c in cs]
+            vals[subset] = interval([x for x in xs if not math.isnan(x)])
+        out[arm] = (vals["rest"], vals["hard"])
+    return out
+
+
+def plot_map(runs: dict, bases: dict, k: int, path: str, title: str, knobs: tuple, order: tuple[str, ...]) -> None:
+    """One panel per knob with cells: every arm at (rest pass@1, hard pass@k) with its 95% intervals over seeds;
+    the goal of issue 32 sits to the right of equal-sampling GRPO and near TA-GRPO's height."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    knobs = [h for h in knobs if any(x == h for x, _ in bases)]
+    if not knobs:
+        return
+    fig, axes = plt.subplots(1, len(knobs), figsize=(5.4 * len(knobs), 6.4), squeeze=False)
+    drawn = [a for a in order if a != "weighted"]  # the chosen lambda arm is drawn under its own name
+    palette = [*plt.get_cmap("tab10").colors, "black", "0.6", "gold"]  # tab10's ten, then three more distinct ones
+    colours = dict(zip(drawn, palette, strict=False))
+    for ax, knob in zip(axes[0], knobs, strict=True):
+        for arm, (rest, hard) in arm_points(runs, bases, knob, k, order).items():
+            if math.isnan(rest["mean"]) or arm == "weighted":
+                continue
+            xerr = [[100 * (rest["mean"] - rest["lo"])], [100 * (rest["hi"] - rest["mean"])]] if rest["n"] > 1 else None
+            if math.isnan(hard["mean"]):
+                ax.errorbar([100 * rest["mean"]], [0], xerr=xerr, fmt="o", mfc="white", color=colours[arm],
+                            capsize=3, label=f"{label(arm)} ({_seeds(rest['n'])}; no hard questions)")
+                continue
+            yerr = [[100 * (hard["mean"] - hard["lo"])], [100 * (hard["hi"] - hard["mean"])]] if hard["n"] > 1 else None
+            ax.errorbar([100 * rest["mean"]], [100 * hard["mean"]], xerr=xerr, yerr=yerr, fmt="o", capsize=3,
+                        color=colours[arm], label=f"{label(arm)} ({_seeds(rest['n'])})")
+        ax.set_xlabel("rest pass@1 (%): questions the base solves at least once")
+        ax.set_ylabel(f"hard pass@{k} (%): questions the base never solves")
+        ax.set_title(f"hard_share = {knob:g}" + (" (no hard questions: drawn at 0)" if knob == 0 else ""))
+        ax.set_xlim(-3, 103)  # a t interval over few seeds can pass 0 or 100: the axes stay on what can happen
+        ax.set_ylim(-3, 103)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
+    lines = textwrap.wrap(title, width=55 * len(knobs))  # about 55 characters fit above one panel
+    fig.suptitle("\n".join(lines))
+    fig.tight_layout(rect=(0, 0, 1, 0.96 - 0.03 * len(lines)))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,77 @@
+"""Every current study re-renders from its committed cells with the committed numbers: a fresh ``--render-only``
+into a scratch folder is compared with ``studies/results/<study>.json`` number by number (verdicts, rates, sweep,
+issue 32's goal) and with its markdown line by line (less the machine it was rendered on). A change to the
+framework that moves a number, or a report not re-rendered after a change, fails here."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from tagrpo.experiments import run
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "studies" / "results"
+STUDIES = (("embedded_v2", "toy_regime_v2"), ("capacity", "toy_capacity"), ("real_v2", "real_study_v2"))
+VERDICT_FIELDS = ("mean", "lo", "hi", "n", "p", "p_holm", "verdict", "p_equivalence_holm", "values", "versus_values")
+
+
+def _key(r: dict) -> tuple:
+    return r["knob"], r["arm"], r["ref"], r["subset"], r["k"], r["versus"], r["family"], r["kind"]
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def _without_machine(md: str) -> list[str]:
+    return [re.sub(r"Rendered on: \{.*?\}", "Rendered on: <machine>", line) for line in md.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("rendered")
+    for name, _ in STUDIES:  # the embedded study first: the real one is set beside it
+        run.main(name, argv=["--render-only", "--out", str(out)], results=str(RESULTS))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "outputs"), STUDIES)
+def test_a_fresh_render_has_the_committed_numbers(rendered, name, outputs):
+    committed = json.loads((RESULTS / f"{outputs}.json").read_text(encoding="utf-8"))
+    fresh = json.loads((rendered / f"{outputs}.json").read_text(encoding="utf-8"))
+    old, new = ({_key(r): r for r in d["verdicts"]} for d in (committed, fresh))
+    assert set(old) == set(new) and len(fresh["verdicts"]) == len(committed["verdicts"])
+    for key, row in old.items():
+        for field in VERDICT_FIELDS:
+            assert _same(row.get(field), new[key].get(field)), (key, field)
+    for field in ("learning_rates", "goal", "closest", "q0", "premise", "base", "cells"):
+        assert fresh[field] == committed[field], field
+    assert [(r["arm"], r["knob"], r["learning_rate"], r["seed"], r["objective"], r["pass1"]) for r in fresh["sweep"]] \
+        == [(r["arm"], r["knob"], r["learning_rate"], r["seed"], r["objective"], r["pass1"]) for r in committed["sweep"]]
+    md = (rendered / f"{outputs}.md").read_text(encoding="utf-8")
+    assert _without_machine(md) == _without_machine((RESULTS / f"{outputs}.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+def test_the_committed_verdicts_are_the_ones_the_documents_quote(rendered):
+    """The real study's primary verdict as README and docs/results.md quote it (issue 33), from a fresh render."""
+    fresh = json.loads((rendered / "real_study_v2.json").read_text(encoding="utf-8"))
+    row = next(r for r in fresh["verdicts"] if r["primary"] and r["ref"] == "equal_sampling" and r["k"] == 1)
+    assert (round(100 * row["mean"], 1), round(100 * row["lo"], 1), round(100 * row["hi"], 1)) == (11.8, 6.6, 17.1)
+    assert row["n"] == 10 and row["verdict"] == "reproduced"
+
+
+def test_render_only_without_cells_says_what_to_run(tmp_path):
+    with pytest.raises(SystemExit, match="no premise cell under .*run without --render-only first"):
+        run.main("real_v2", argv=["--render-only", "--work-dir", str(tmp_path / "none"), "--out", str(tmp_path)],
+                 results=str(tmp_path))
