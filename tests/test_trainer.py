@@ -166,7 +166,8 @@ def test_equal_sampling_baseline_is_a_configuration(model_dirs, tmp_path):
 def test_bad_input_fails_before_training(model_dirs, tmp_path):
     rows = pool_rows()
     rows[2]["rephrasings"] = rows[2]["rephrasings"][:1]
-    with pytest.raises(ValueError, match=r"row 3: field 'rephrasings' has 1 entries, num_rephrasings=3"):
+    with pytest.raises(ValueError, match=r"^train dataset row 3 \(id 'q2'\): field 'rephrasings' has 1 entries, "
+                                         r"num_rephrasings=3 \(apply tagrpo.data.fit_rephrasings first\)$"):
         make_trainer(model_dirs["qwen3"], rows, tmp_path)
     with pytest.raises(ValueError, match=r"anchor='foo' is not valid; expected one of: 'original', 'none', 'behavior'"):
         make_config(tmp_path, anchor="foo")

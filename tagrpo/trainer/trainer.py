@@ -90,6 +90,7 @@ from tagrpo.trainer.checkpoint import CheckpointState, checkpoint_to_resume, rea
 from tagrpo.trainer.compact import completion_positions_only
 from tagrpo.trainer.config import TAGRPOConfig
 from tagrpo.trainer.contract import LABEL, LOGPS_FIELDS, TOKENIZE_FIELDS, TRL_ADVANTAGE_EPS, enforce_trl_contract
+from tagrpo.trainer.dataset import checked_rephrasings
 from tagrpo.trainer.metrics_log import MetricsLogger, RichProgress
 from tagrpo.trainer.prefix import shared_prompt_scores
 from tagrpo.trainer.seam import Generation, StepState
@@ -110,7 +111,7 @@ class TAGRPOTrainer(GRPOTrainer):
                 f"pool_mode={args.pool_mode!r} needs tagrpo.trainer.adaptive.AdaptiveTAGRPOTrainer "
                 f"(tagrpo.trainer.run.trainer_class picks it from the config); {type(self).__name__} trains full pools"
             )
-        _check_rephrasings(train_dataset, args.num_rephrasings)
+        train_dataset = checked_rephrasings(train_dataset, args.num_rephrasings)  # a stream: row by row
         super().__init__(model, reward_funcs, args=args, train_dataset=train_dataset, **kwargs)
         enforce_trl_contract(self)
         if self.accelerator.num_processes > 1 and args.share_prompt_prefix:
@@ -388,16 +389,3 @@ def _check_pools(keys: list[str], pool: int) -> None:
         if len(block) != 1:
             raise RuntimeError(f"pool at rows {start}..{start + pool - 1} mixes questions {sorted(block)[:3]}")
 
-
-def _check_rephrasings(dataset, num_rephrasings: int) -> None:
-    if dataset is None or num_rephrasings == 0:
-        return
-    if "rephrasings" not in dataset.column_names:
-        raise ValueError(f"num_rephrasings={num_rephrasings} but the train dataset has no 'rephrasings' column")
-    for row, reph in enumerate(dataset["rephrasings"], start=1):
-        if reph is None or len(reph) < num_rephrasings:
-            have = 0 if reph is None else len(reph)
-            raise ValueError(
-                f"train dataset row {row}: field 'rephrasings' has {have} entries, num_rephrasings={num_rephrasings}"
-                " (apply tagrpo.data.fit_rephrasings first)"
-            )
