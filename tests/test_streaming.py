@@ -1,4 +1,4 @@
-"""TAGRPOTrainer on a streaming ``datasets.IterableDataset``: whole pools from the stream, rows checked as they arrive."""
+"""TAGRPOTrainer on a streaming ``datasets.IterableDataset``: whole pools, rows checked as they arrive."""
 
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def test_a_stream_trains_whole_pools_in_stream_order_without_being_read_ahead(mo
     (lambda row: row.update(rephrasings=row["rephrasings"][:1]),
      r"^train stream row 2 \(id 'q1'\): field 'rephrasings' has 1 entries, num_rephrasings=3 "
      r"\(apply tagrpo.data.fit_rephrasings first\)$"),
-    (lambda row: row.pop("rephrasings"), r"^train stream row 2 \(id 'q1'\): no field 'rephrasings', num_rephrasings=3$"),
+    (lambda row: row.pop("rephrasings"),
+     r"^train stream row 2 \(id 'q1'\): no field 'rephrasings', num_rephrasings=3$"),
 ])
 def test_a_short_row_in_a_stream_stops_training_with_one_line_naming_it(model_dirs, tmp_path, damage, message):
     rows = pool_rows(num_questions=4)

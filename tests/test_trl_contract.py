@@ -39,8 +39,8 @@ def test_the_default_trainer_overrides_only_what_pooling_and_anchoring_need():
         return {n for n in vars(cls) if n.startswith("_") and not n.startswith("__") and hasattr(GRPOTrainer, n)}
 
     assert private_overrides(TAGRPOTrainer) == DEFAULT_SEAM
-    assert private_overrides(AdaptiveTAGRPOTrainer) == {"_calculate_rewards"}  # plus tagrpo's own hook
-    assert "_generate_rows" in vars(AdaptiveTAGRPOTrainer)
+    assert private_overrides(AdaptiveTAGRPOTrainer) == set()  # only tagrpo's own hooks
+    assert {"_generate_rows", "_score_rows"} <= set(vars(AdaptiveTAGRPOTrainer))
 
 
 def test_a_built_trl_trainer_holds_the_instance_contract(model_dirs, tmp_path):
@@ -206,6 +206,19 @@ def test_advantages_of_another_normalisation_are_named(record):
         "TRL's GRPOTrainer's `_logs['advantages']` no longer ends with the step's advantages, which tagrpo replaces "
         "where it recomputes them",
     ]
+
+
+def test_a_completions_table_other_than_relied_on_is_named(record):
+    assert record.logged_prompts == record.prompts and record.logged_extra == list(range(len(record.prompts)))
+    assert _changed(record, logged_prompts=record.prompts[::-1]) == [
+        "TRL's GRPOTrainer's `_logs['prompt']` no longer ends with the step's prompts, which tagrpo replaces by the "
+        "prompts that generated each row",
+    ]
+    assert _changed(record, logged_extra=None) == [
+        "TRL's GRPOTrainer's step no longer moves the values given to `_log_completion_extra` before it into "
+        "`_logs['extra']`, where tagrpo puts each row's variant",
+    ]
+    assert "TRL's GRPOTrainer's `_log_completion_extra` is gone" in problems(class_clauses(type("Bare", (), {})))
 
 
 def test_results_of_another_shape_are_named(record):

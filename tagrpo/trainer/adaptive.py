@@ -28,6 +28,7 @@ import torch
 from trl import GRPOTrainer
 
 from tagrpo.core import uniform_groups
+from tagrpo.trainer.completions import reward_rows
 from tagrpo.trainer.config import POOL_MODES, TAGRPOConfig
 from tagrpo.trainer.seam import Generation, StepState
 from tagrpo.trainer.trainer import TAGRPOTrainer
@@ -57,10 +58,12 @@ class AdaptiveTAGRPOTrainer(TAGRPOTrainer):
         first = phase_rows(step.variant_index)
         phase1 = Generation.from_trl(GRPOTrainer._generate(self, [generating[i] for i in first]))
         parts = [(first, phase1)]
-        q0 = self._combined(  # (B*G,) phase-1 rewards of q0's samples
-            GRPOTrainer._calculate_rewards(self, [step.inputs[i] for i in first], [generating[i] for i in first],
-                                           phase1.completions, phase1.completion_ids)
+        rows = reward_rows(step.inputs, step.variant_index, generating)
+        scored = GRPOTrainer._calculate_rewards(  # (B*G, F) q0's samples, scored once: TRL's call skips them
+            self, [rows[i] for i in first], [generating[i] for i in first], phase1.completions, phase1.completion_ids
         )
+        step.early_rewards = (first, scored)
+        q0 = self._combined(scored)  # (B*G,)
         uniform = uniform_groups(q0.view(-1, cfg.num_generations)).cpu()  # (B,)
         second = expansion_rows(step.variant_index, uniform, cfg.pool_size)
         if second:
@@ -85,14 +88,24 @@ class AdaptiveTAGRPOTrainer(TAGRPOTrainer):
         empty = [{"role": "assistant", "content": ""}] if isinstance(generating[0], list) else ""
         return merge(parts, len(generating), empty, self.text_tokenizer.eos_token_id)
 
-    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
-        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)  # (R_all, F)
+    def _score_rows(self, rows, prompts, completions, completion_ids_list) -> torch.Tensor:
+        """(R, F) rewards: each generated row scored once (phase 1's rows are not scored again), NaN for the rows
+        never generated. Adaptive pools run on one process: R == R_all."""
+        if self.args.pool_mode == "full":
+            return super()._score_rows(rows, prompts, completions, completion_ids_list)
         step = self._tagrpo_step
-        if step is None:
-            return rewards
-        generated = step.need("generated")  # (R,) adaptive pools run on one process: R == R_all
-        if not generated.all():
-            rewards[~generated.to(rewards.device)] = torch.nan  # rows never generated
+        todo = step.need("generated").clone()  # (R,)
+        rewards = torch.full((len(rows), len(self.reward_funcs)), torch.nan, device=self.accelerator.device)  # (R, F)
+        if step.early_rewards is not None:
+            done, scored = step.early_rewards
+            rewards[done] = scored.to(rewards.device)
+            todo[done] = False
+        todo = todo.nonzero().flatten().tolist()
+        if todo:
+            rewards[todo] = GRPOTrainer._calculate_rewards(
+                self, [rows[i] for i in todo], [prompts[i] for i in todo], [completions[i] for i in todo],
+                [completion_ids_list[i] for i in todo],
+            )
         if self.args.pool_mode == "history":
             self._remember_q0(step.keys[:: self.args.pool_size], rewards)
         return rewards

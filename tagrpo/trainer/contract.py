@@ -1,8 +1,9 @@
 """What TAGRPOTrainer relies on in TRL's GRPOTrainer, and the checks that say when TRL changed it.
 
-The default ``TAGRPOTrainer`` touches eight private TRL members: it overrides ``_generate_and_score_completions``,
-``_generate``, ``_calculate_rewards`` and ``_get_per_token_logps_and_entropies``, calls ``_tokenize_prompts``,
-writes into the buffers ``_metrics`` and ``_logs`` and swaps ``trl.trainer.utils._use_triton`` while TRL scores
+The default ``TAGRPOTrainer`` touches nine private TRL members: it overrides ``_generate_and_score_completions``,
+``_generate``, ``_calculate_rewards`` and ``_get_per_token_logps_and_entropies``, calls ``_tokenize_prompts`` and
+``_log_completion_extra`` (the completions table's ``variant`` column), writes into the buffers ``_metrics`` and
+``_logs`` (the table's prompts and advantages) and swaps ``trl.trainer.utils._use_triton`` while TRL scores
 (``tagrpo.trainer.compact``). ``AdaptiveTAGRPOTrainer`` adds none. Three kinds of check, each failing with a
 sentence naming the method, what tagrpo expects and what it found:
 
@@ -40,6 +41,7 @@ TRL_ADVANTAGE_EPS = 1e-4  # TRL's std offset: where advantage_eps equals it, TRL
 TOKENIZE_FIELDS = ("prompt_ids", "images", "multimodal_fields")
 LOGPS_FIELDS = ("logps", "entropies", "aux_loss")
 STEP_KEYS = ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask", "advantages", "num_items_in_batch")
+PROBE_COLUMN = "tagrpo_contract_probe"  # an extra column the behaviour check logs through `_log_completion_extra`
 OWN_ATTRIBUTES = ("_tagrpo_step", "rollouts", "q0_uniform", "engine_correction_plan", "_throughput_mark")
 
 
@@ -53,6 +55,7 @@ def class_clauses(owner: type = GRPOTrainer, utils=trl_utils, callback: type = T
         method(owner, "_get_per_token_logps_and_entropies",
                ("model", "input_ids", "attention_mask", "logits_to_keep", "batch_size"), LABEL),
         method(owner, "_tokenize_prompts", ("prompts",), LABEL),
+        method(owner, "_log_completion_extra", ("column", "values"), LABEL),
         method(owner, "train", ("resume_from_checkpoint",), LABEL),
         method(owner, "log", ("logs", "start_time"), LABEL),
         method(callback, "on_train_begin", ("args", "state", "control"), hooks),
@@ -72,8 +75,9 @@ def instance_clauses(trainer) -> list[Clause]:
              "environment_factories", "num_generations")  # fmt: skip
     clauses = [attribute(trainer, name, label) for name in names]
     logs = getattr(trainer, "_logs", {})
-    clauses.append(Clause("_logs['advantages']", lambda: None if "advantages" in logs else
-                          f"{label}'s `_logs` no longer has the key 'advantages' (it has {sorted(logs)})"))
+    for key in ("advantages", "prompt"):
+        clauses.append(Clause(f"_logs[{key!r}]", lambda key=key: None if key in logs else
+                              f"{label}'s `_logs` no longer has the key {key!r} (it has {sorted(logs)})"))
     metrics = getattr(trainer, "_metrics", {})
     clauses.append(Clause("_metrics['train']", lambda: None if "train" in metrics else
                           f"{label}'s `_metrics` no longer has the key 'train' (it has {sorted(metrics)})"))
@@ -107,6 +111,8 @@ class StepRecord:
     decoded: list[str]  # the completion ids `_generate` returned, decoded by the processing class
     logps: object  # what `_get_per_token_logps_and_entropies` returned on the step's prompts and completions
     reference: torch.Tensor | None = None  # (R, T) the reference's log-probs on them; None when beta is 0
+    logged_prompts: list | None = None  # the completions table's last R_all prompts, None without that buffer
+    logged_extra: list | None = None  # its column PROBE_COLUMN, logged by `_log_completion_extra` before the step
 
 
 def record_step(trainer: GRPOTrainer, questions: int = 2) -> StepRecord:
@@ -119,6 +125,7 @@ def record_step(trainer: GRPOTrainer, questions: int = 2) -> StepRecord:
     for name in ("_generate", "_calculate_rewards"):
         setattr(trainer, name, _spy(getattr(trainer, name), name, calls, results))
     trainer.model.train()
+    trainer._log_completion_extra(PROBE_COLUMN, list(range(len(inputs))))
     try:
         output = trainer._generate_and_score_completions(inputs)
     finally:
@@ -126,6 +133,8 @@ def record_step(trainer: GRPOTrainer, questions: int = 2) -> StepRecord:
     generated = results.get("_generate")
     completion_ids = generated[1] if isinstance(generated, tuple) and len(generated) > 1 else []
     logs = getattr(trainer, "_logs", {}).get("advantages")
+    logged_prompts = getattr(trainer, "_logs", {}).get("prompt")
+    logged_extra = getattr(trainer, "_logs", {}).get("extra", {}).get(PROBE_COLUMN)
     rows = len(prompts) * trainer.accelerator.num_processes
     with torch.no_grad():
         ids = torch.cat([output["prompt_ids"], output["completion_ids"]], dim=1)  # (R, P+T)
@@ -142,6 +151,8 @@ def record_step(trainer: GRPOTrainer, questions: int = 2) -> StepRecord:
         group, prompts, calls, generated, results.get("_calculate_rewards"), trainer.reward_weights.cpu(), output,
         None if logs is None else list(logs)[-rows:], trainer._metrics, trainer._tokenize_prompts(prompts),
         trainer.processing_class.batch_decode(completion_ids, skip_special_tokens=True), logps, reference,
+        None if logged_prompts is None else list(logged_prompts)[-rows:],
+        None if logged_extra is None else list(logged_extra)[-rows:],
     )
 
 
@@ -185,6 +196,7 @@ def behaviour_clauses(record: StepRecord) -> list[Clause]:
         Clause("step output", lambda: _step_output(record)),
         Clause("advantages", lambda: _advantages(record)),
         Clause("logged advantages", lambda: _logged_advantages(record)),
+        Clause("completions table", lambda: _completions_table(record)),
         Clause("metrics", lambda: _metrics(record)),
         Clause("log-probs", lambda: _logps(record)),
         Clause("reference log-probs", lambda: _reference(record)),
@@ -291,6 +303,16 @@ def _logged_advantages(record: StepRecord) -> str | None:
         return None  # without the buffer or the key, other clauses name it
     return (f"{LABEL}'s `_logs['advantages']` no longer ends with the step's advantages, which tagrpo replaces where "
             "it recomputes them")
+
+
+def _completions_table(record: StepRecord) -> str | None:
+    if record.logged_prompts != record.prompts:
+        return (f"{LABEL}'s `_logs['prompt']` no longer ends with the step's prompts, which tagrpo replaces by the "
+                "prompts that generated each row")
+    if record.logged_extra != list(range(len(record.prompts))):
+        return (f"{LABEL}'s step no longer moves the values given to `_log_completion_extra` before it into "
+                "`_logs['extra']`, where tagrpo puts each row's variant")
+    return None
 
 
 def _metrics(record: StepRecord) -> str | None:

@@ -60,7 +60,8 @@ class StepState:
     ``variants`` the R rows' prompts ``[q0, q_1, ..., q_N]``, ``inputs`` TRL's local rows, ``keys`` the gathered
     question ids (R_all). Set by ``_generate``: ``generated`` (R,) bool, ``generating_ids`` the R prompts' token
     lists the completions were sampled from, ``behavior`` the (R, P) ids and mask of the generating prompts.
-    Set by ``_calculate_rewards``: ``rewards`` (R_all, F).
+    Set by ``_calculate_rewards``: ``rewards`` (R_all, F); by ``AdaptiveTAGRPOTrainer``'s phase 1, ``early_rewards``
+    (the rows it scored and their rewards), which TRL's reward call then does not score again.
     """
 
     variant_index: torch.Tensor  # (R,)
@@ -71,9 +72,14 @@ class StepState:
     generating_ids: list[list[int]] | None = None
     behavior: tuple[torch.Tensor, torch.Tensor] | None = None  # (R, P), (R, P)
     rewards: torch.Tensor | None = None  # (R_all, F)
+    early_rewards: tuple[list[int], torch.Tensor] | None = None  # rows scored before TRL's reward call, (len, F)
 
     _SETTERS = {"generated": "_generate", "generating_ids": "_generate", "behavior": "_generate",
                 "rewards": "_calculate_rewards"}  # fmt: skip
+
+    def generating(self) -> list:
+        """The R rows' generating prompts: row ``i`` is sampled from ``variants[i][variant_index[i]]``."""
+        return [v[n] for v, n in zip(self.variants, self.variant_index.tolist(), strict=True)]
 
     def need(self, name: str):
         """The value of ``name``; a ``ContractError`` naming the override that should have set it when it is None."""

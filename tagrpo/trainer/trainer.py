@@ -38,8 +38,9 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
    and transformers generation prefills the same way (``tagrpo.generation.shared_prompt_generation``: the same
    samples).
 10. The TRL internals relied on are few: the overrides ``_generate_and_score_completions``, ``_generate``,
-   ``_calculate_rewards`` and ``_get_per_token_logps_and_entropies``, the call ``_tokenize_prompts``, the buffers
-   ``_metrics`` and ``_logs`` and ``trl.trainer.utils._use_triton`` (``tagrpo.trainer.contract``). Their names and
+   ``_calculate_rewards`` and ``_get_per_token_logps_and_entropies``, the calls ``_tokenize_prompts`` and
+   ``_log_completion_extra``, the buffers ``_metrics`` and ``_logs`` and ``trl.trainer.utils._use_triton``
+   (``tagrpo.trainer.contract``). Their names and
    signatures are checked when the trainer is built, the number of values each returns where tagrpo receives
    them, and what they return and do by ``tagrpo.trainer.contract.behaviour`` on a tiny TRL run
    (``tests/test_trl_contract.py``); each fails with a ``ContractError`` naming what changed. The overrides
@@ -51,10 +52,11 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
 What stays TRL's, said plainly: the loss is TRL's ``_compute_loss``. ``tagrpo.core.clipped_surrogate`` is the
 written-out objective, tested equal to it for every ``loss_type`` that ``TAGRPOConfig`` accepts (dapo, grpo, bnpo,
 dr_grpo), with the KL weighted by the ratio (``use_bias_correction_kl``, TRL's default) or not; the other loss
-types are refused. Reward functions and the completions table receive q0 as ``prompts`` for every row, also for
-rows generated from a rephrasing (the reward checks the answer, which is the same). Refused: tools and
-environments (``NotImplementedError``), ``scale_rewards`` other than group or none, multi-objective aggregation
-other than ``sum_then_normalize``.
+types are refused. Reward functions receive q0 as ``prompts`` for every row, also for rows generated from a
+rephrasing (the reward checks the answer, which is the same), and each row's ``variant`` and
+``generating_prompt``; the completions table shows the generating prompt and a ``variant`` column
+(``tagrpo.trainer.completions``). Refused: tools and environments (``NotImplementedError``), ``scale_rewards``
+other than group or none, multi-objective aggregation other than ``sum_then_normalize``.
 
 A train row holds ``prompt`` (q0, text or conversation), ``rephrasings`` (at least N prompts of the same kind),
 an ``id`` (the prompt text is used without one) and whatever the reward functions read (``answer``).
@@ -88,6 +90,7 @@ from tagrpo.core import (
 from tagrpo.generation import shared_prompt_generation
 from tagrpo.trainer.checkpoint import CheckpointState, checkpoint_to_resume, read_state
 from tagrpo.trainer.compact import completion_positions_only
+from tagrpo.trainer.completions import replace_tail, reward_rows, variant_labels
 from tagrpo.trainer.config import TAGRPOConfig
 from tagrpo.trainer.contract import LABEL, LOGPS_FIELDS, TOKENIZE_FIELDS, TRL_ADVANTAGE_EPS, enforce_trl_contract
 from tagrpo.trainer.dataset import checked_rephrasings
@@ -167,10 +170,12 @@ class TAGRPOTrainer(GRPOTrainer):
         variant_index = (position % pool) // g  # (R,)
         variants = [[x["prompt"], *list(x.get("rephrasings") or [])[: cfg.num_rephrasings]] for x in inputs]
         self._tagrpo_step = StepState(variant_index, variants, inputs, keys)
+        self._log_completion_extra("variant", variant_labels(variant_index))  # flushed into the table by TRL's step
         try:
             output = super()._generate_and_score_completions(inputs)
         finally:
             step, self._tagrpo_step = self._tagrpo_step, None
+        replace_tail(self._logs["prompt"], gather_object(step.generating()))  # TRL logged q0 for every row
         if cfg.anchor == "behavior":
             output["old_per_token_logps"] = self._logps_on(output, *step.need("behavior"))
         if self.engine_correction_plan == "generating":
@@ -193,7 +198,7 @@ class TAGRPOTrainer(GRPOTrainer):
             step = self._tagrpo_step
             if step is None:
                 return super()._generate(prompts)
-            generating = [v[n] for v, n in zip(step.variants, step.variant_index.tolist(), strict=True)]
+            generating = step.generating()
             pool, self.num_generations = self.num_generations, self.args.num_generations
             shared = self.args.share_prompt_prefix and not self.use_vllm
             model = self.accelerator.unwrap_model(self.model_wrapped)
@@ -215,10 +220,17 @@ class TAGRPOTrainer(GRPOTrainer):
         return Generation.from_trl(super()._generate(generating))
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
-        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)  # (R_all, F)
-        if self._tagrpo_step is not None:
-            self._tagrpo_step.rewards = rewards
-        return rewards
+        step = self._tagrpo_step
+        if step is None:
+            return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        rows = reward_rows(inputs, step.variant_index, step.generating())  # + variant, generating_prompt
+        step.rewards = self._score_rows(rows, prompts, completions, completion_ids_list)  # (R_all, F)
+        return step.rewards
+
+    def _score_rows(self, rows, prompts, completions, completion_ids_list) -> torch.Tensor:
+        """The adaptive modes' second hook: the (R_all, F) rewards of the step's rows (``rows`` as reward functions
+        see them, ``tagrpo.trainer.completions``). Here: TRL's, every row scored once."""
+        return super()._calculate_rewards(rows, prompts, completions, completion_ids_list)
 
     def _combined(self, per_func: torch.Tensor) -> torch.Tensor:
         """(R_all,) the weighted sum of the reward functions' (R_all, F) rewards; NaN where all are NaN."""
@@ -325,10 +337,7 @@ class TAGRPOTrainer(GRPOTrainer):
             grouped, scope=cfg.advantage_scope, scale=cfg.advantage_scale, eps=cfg.advantage_eps,
             gate=cfg.pool_gate, rephrased_weight=cfg.rephrased_weight,
         ).view(-1)  # (R_all,)
-        logged = self._logs["advantages"]  # TRL's copy for the completions table, replaced
-        for _ in range(min(len(advantages), len(logged))):
-            logged.pop()
-        logged.extend(advantages.tolist())
+        replace_tail(self._logs["advantages"], advantages.tolist())  # TRL's copy for the completions table
         start = self.accelerator.process_index * local_rows
         return advantages[start : start + local_rows]  # (R,)
 
