@@ -142,7 +142,7 @@ def test_shipped_base_matches_the_default_recipe_and_holds_the_premise(tmp_path)
     assert resolve_base(None, str(tmp_path / "unused")) == str(SHIPPED)  # the marker matches PretrainConfig()
     assert not (tmp_path / "unused").exists()
     model, tok = AutoModelForCausalLM.from_pretrained(SHIPPED), AutoTokenizer.from_pretrained(SHIPPED)
-    acc = premise(model, tok, DemoConfig(seed=0))  # the basic world, 28 tokens
+    acc = premise(model, tok, DemoConfig(seed=0, preset="default"))  # the basic world, 28 tokens
     # q0's spelled form is hard, its symbolic rephrasing easy; renaming keeps the difficulty (64 questions x 8).
     assert acc["symbolic"] - acc["spelled"] > 0.25 and abs(acc["renamed"] - acc["spelled"]) < 0.1
 

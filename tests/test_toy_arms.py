@@ -70,8 +70,9 @@ def test_every_arm_is_a_valid_trainer_config(name, tmp_path):
 
 
 def test_demo_config_validates_arms_and_presets():
-    assert DemoConfig().arm_list == list(DEMO_ARMS)
-    assert DemoConfig(preset="quick").rl_steps == 6 and DemoConfig().rl_steps == S
+    assert DemoConfig().preset == "regime"  # what make demo runs
+    assert DemoConfig(preset="default").arm_list == list(DEMO_ARMS)
+    assert DemoConfig(preset="quick").rl_steps == 6 and DemoConfig(preset="default").rl_steps == S
     with pytest.raises(ValueError, match="'grpo', 'grpo_long'"):
         DemoConfig(arms="grpo,ta_grpo_v2")
     with pytest.raises(ValueError, match="'quick', 'default'"):

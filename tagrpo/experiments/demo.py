@@ -96,8 +96,9 @@ class DemoConfig:
     world: str | None = helped(None, f"embedded world: {' or '.join(WORLDS)} (default: the preset's)")
     hard_share: float | None = helped(None, "regime world: share of questions with a tens word the base never read")
     preset: str = helped(
-        "default", "default (the basic world's five-seed benchmark), regime (make demo: the hardest setting of "
-        "studies/toy_regime.py, per-arm learning rates from its validation sweep) or quick (a smoke test)"
+        "regime", "regime (the default; make demo, a few minutes: the regime world at hard_share 0.9, learning "
+        "rates from studies/results/toy_regime_v2.md's validation sweep), default (the basic world's five-seed "
+        "benchmark) or quick (a smoke test)"
     )
     seed: int = helped(0, "fixes the training and held-out questions and all sampling; arms of a seed are paired")
     arms: str | None = helped(None, f"comma-separated arms of tagrpo.experiments.arms: {', '.join(ARMS)}")
