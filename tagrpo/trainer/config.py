@@ -3,7 +3,8 @@ rule for questions with fewer than N rephrasings) and two logging fields.
 
 ``num_generations`` keeps TRL's name and means G, the samples drawn for *each* prompt variant. A question's pool
 is ``(num_rephrasings + 1) * num_generations`` rows; ``generation_batch_size`` counts rows and must hold whole
-pools. Baselines are configurations:
+pools. ``per_device_train_batch_size`` left unset is one whole pool (TRL's 8 would split a pool of 32), so a
+config of N and G alone is valid. Baselines are configurations:
 
 - GRPO: ``num_rephrasings=0``;
 - equal-sampling GRPO: ``num_rephrasings=0`` and ``num_generations=(N+1)*G`` (the rollouts of TA-GRPO);
@@ -46,6 +47,11 @@ LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 
 @dataclass
 class TAGRPOConfig(GRPOConfig):
+    per_device_train_batch_size: int | None = field(
+        default=None,
+        metadata={"help": "Rows per device per forward and backward pass; unset: one whole pool, "
+                  "(num_rephrasings + 1) * num_generations rows (TRL's default, 8, would split a pool)."},
+    )
     num_rephrasings: int = field(
         default=3, metadata={"help": "N, rephrasings per question; 0 gives GRPO (or equal-sampling GRPO)."}
     )
@@ -135,6 +141,8 @@ class TAGRPOConfig(GRPOConfig):
     )
 
     def __post_init__(self):
+        if self.per_device_train_batch_size is None:
+            self.per_device_train_batch_size = self.pool_size
         super().__post_init__()
         self.anchor = resolve_anchor("anchor", self.anchor)
         check_mode("advantage_scope", self.advantage_scope, SCOPES)
