@@ -11,9 +11,11 @@ extra) and saves an ordinary model directory, in bf16, into the cache:
 
 Failures (no network, a corrupted download, a full disk) raise ``FetchError`` with one line saying which.
 
-``check_model`` vets the ``--model`` of ``tagrpo train``, ``eval`` and ``probe``: a model directory, a hub id, or a
-PEFT adapter directory (``adapter_base`` reads its base from ``adapter_config.json``; ``tagrpo eval`` and ``probe``
-load it merged into that base, ``tagrpo.evaluation.engines``).
+``resolve_model`` gives the shipped toy models' directories for their names (``toy_world``, ``toy_regime``: what
+``tagrpo eval`` and ``probe`` accept as ``--model`` from any directory). ``check_model`` vets the ``--model`` of
+``tagrpo train``, ``eval`` and ``probe``: a model directory, a hub id, or a PEFT adapter directory
+(``adapter_base`` reads its base from ``adapter_config.json``; ``tagrpo eval`` and ``probe`` load it merged into
+that base, ``tagrpo.evaluation.engines``).
 """
 
 from __future__ import annotations
@@ -82,6 +84,25 @@ def adapter_base(path: str) -> str | None:
     if not base:
         raise InputError(f"model {path!r}: {ADAPTER_CONFIG} names no base model (base_model_name_or_path)")
     return base
+
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the directory holding the tagrpo package
+TOY_MODELS = {  # name: the shipped base model of an embedded world (tagrpo.toy), usable from any directory
+    "toy_world": "tagrpo/toy/checkpoint",
+    "toy_regime": "tagrpo/toy/regime_checkpoint",
+}
+
+
+def resolve_model(model: str) -> str:
+    """The directory of a shipped toy model, for its name (``toy_world``, ``toy_regime``) or its path in the
+    repository (``tagrpo/toy/regime_checkpoint``) from any directory; ``model`` otherwise (an existing path
+    wins)."""
+    if os.path.exists(model):
+        return model
+    shipped = TOY_MODELS.get(model, model)
+    if shipped.startswith("tagrpo/toy/") and (PACKAGE_ROOT / shipped).is_dir():
+        return str(PACKAGE_ROOT / shipped)
+    return model
 
 
 def check_model(model: str) -> str:

@@ -7,7 +7,8 @@ and ``key=value`` overrides), ``demo`` a ``DemoConfig``, ``rephrase`` a ``Rephra
 ``FetchConfig`` and ``verl convert`` a ``ConvertConfig``. Only the chosen command's modules are imported (torch,
 transformers and TRL load for the command that needs them), so ``tagrpo --help`` and ``tagrpo --version`` answer
 at once. Errors of the project's own kind (``tagrpo.common.errors.TagrpoError``: a bad flag value, file, row, URL
-or model) print as one line with exit status 2; anything else keeps its traceback.
+or model) print as one line with exit status 2; Ctrl-C prints one line (how to resume) with exit status 130; anything
+else keeps its traceback.
 """
 
 from __future__ import annotations
@@ -70,7 +71,6 @@ def _eval(argv: list[str], prog: str, text: str) -> None:
     from tagrpo.common.parser import CommandParser, given_flags
     from tagrpo.data.prompts import TEMPLATES
     from tagrpo.evaluation.engines import ENGINES
-    from tagrpo.evaluation.report import compare_runs
     from tagrpo.evaluation.run import EvalConfig, run_eval
 
     parser = CommandParser((EvalConfig,), {"engine": ENGINES, "template": tuple(TEMPLATES)}, prog=prog,
@@ -78,6 +78,8 @@ def _eval(argv: list[str], prog: str, text: str) -> None:
     parser.add_argument("--compare", nargs="+", metavar="RUN", help="eval output directories to put side by side")
     values = given_flags(parser, argv)
     compare = values.pop("compare")
+    if compare:
+        from tagrpo.evaluation.report import compare_runs  # matplotlib: not for --help
     if values.get("model"):
         run_eval(EvalConfig(**values))
         if compare:
@@ -142,6 +144,7 @@ def _verl_convert(argv: list[str], prog: str, text: str) -> None:
     run_convert(parse_convert(argv, prog, text))
 
 
+RESUMABLE = ("probe", "eval", "rephrase")  # commands whose rerun skips what an interrupted run finished
 COMMANDS = {  # name: (help, run(argv after the name, prog, help)), or (help, {subcommand: (help, run)})
     "train": ("train with TA-GRPO or a baseline (TRL, accelerate)", _train),
     "demo": ("GRPO, augmentation, equal-sampling and TA-GRPO on the embedded world, on CPU", _demo),
@@ -189,6 +192,15 @@ def resolve(argv: list[str]) -> tuple[list[str], str, object, list[str]]:
         commands, start = target, end + 1
 
 
+def interrupted(names: list[str]) -> str:
+    """The one line Ctrl-C prints: how to go on from what the command has already written."""
+    if names[0] in RESUMABLE:
+        return "interrupted; rerun the same command to resume"
+    if names[0] == "train":
+        return "interrupted; rerun the same command with resume_from_checkpoint=auto to resume from the last checkpoint"
+    return "interrupted"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -200,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     except (TagrpoError, FileNotFoundError) as err:
         print(f"tagrpo {names[0]}: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: what the command wrote stays (caches are appended and flushed as they go)
+        print(f"tagrpo {names[0]}: {interrupted(names)}", file=sys.stderr, flush=True)
+        return 130
     return 0
 
 

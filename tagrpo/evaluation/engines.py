@@ -12,12 +12,11 @@ import os
 import tempfile
 from collections.abc import Sequence
 
-import torch
-
 from tagrpo.common.errors import InputError
 from tagrpo.common.modes import check_mode
-from tagrpo.generation import load_causal_lm, load_tokenizer, sample_responses
 from tagrpo.models import adapter_base
+
+# torch and tagrpo.generation load when an engine is made, not with ENGINES (what the commands' help reads)
 
 ENGINES = ("auto", "vllm", "transformers")
 
@@ -27,6 +26,8 @@ def vllm_available() -> bool:
         import vllm  # noqa: F401
     except ImportError:
         return False
+    import torch
+
     return torch.cuda.is_available()
 
 
@@ -34,6 +35,8 @@ class TransformersEngine:
     """Batched ``generate`` with transformers (CPU or GPU)."""
 
     def __init__(self, model_path: str, batch_size: int = 256, dtype: str = "auto"):
+        from tagrpo.generation import load_causal_lm
+
         if adapter_base(model_path) is None:
             self.model, self.tokenizer = load_causal_lm(model_path, dtype=dtype)
         else:
@@ -45,6 +48,8 @@ class TransformersEngine:
     ) -> list[list[str]]:
         """``n`` responses per prompt; ``seeds`` (one per prompt, or one int for all) seed each prompt's samples,
         so a prompt's responses do not depend on its neighbours in the batch (one ``generate`` per prompt)."""
+        from tagrpo.generation import sample_responses
+
         seeds = [seeds] * len(prompts) if isinstance(seeds, int) else list(seeds)
         return [
             sample_responses(
@@ -60,6 +65,8 @@ class TransformersEngine:
         """``n`` responses to each of ``prompts`` from as few ``generate`` calls as ``batch_size`` allows, after one
         seed: the samples depend on the group of prompts (a question and its rephrasings), not on the prompts of
         other groups."""
+        from tagrpo.generation import sample_responses
+
         return sample_responses(
             self.model, self.tokenizer, list(prompts), n, temperature=temperature, top_p=top_p,
             max_new_tokens=max_new_tokens, batch_size=self.batch_size, seed=seed, progress=False,
@@ -106,6 +113,8 @@ def load_merged_adapter(path: str, device: str | None = None, dtype: str = "auto
     """``(model, tokenizer)`` of the PEFT adapter directory ``path``: its base (``tagrpo.models.adapter_base``) loaded
     as ``load_causal_lm`` loads a model, the adapter merged into its weights; the tokenizer saved with the adapter,
     else the base's."""
+    from tagrpo.generation import load_causal_lm, load_tokenizer
+
     try:
         from peft import PeftModel
     except ImportError as err:

@@ -27,7 +27,7 @@ from tagrpo.common.fields import helped
 from tagrpo.data.jsonl import append_jsonl, read_jsonl
 from tagrpo.data.prompts import TEMPLATES, render_prompt
 from tagrpo.evaluation.fingerprint import claim, model_hash, question_seed
-from tagrpo.models import check_model
+from tagrpo.models import check_model, resolve_model
 
 FIELDS = ("model", "model_hash", "data", "data_hash", "hard_share", "reward", "n", "temperature", "top_p",
           "max_new_tokens", "template", "chat_template", "system_prompt", "seed", "sampling")
@@ -38,7 +38,7 @@ SAMPLING = "per-question"  # one generate call per question (q0 and its rephrasi
 class ProbeConfig:
     """Settings of ``tagrpo probe``."""
 
-    model: str = helped(MISSING, "base model directory or hub id")
+    model: str = helped(MISSING, "base model directory, hub id, or a shipped toy model: toy_world, toy_regime")
     data: str = helped(MISSING, "rephrased data (a .jsonl/.json/.parquet file, a saved data set, a hub id) or a "
                                 "built-in one: toy_world, toy_regime")
     hard_share: float | None = helped(None, "toy_regime: the share of hard questions (default 0.6)")
@@ -71,6 +71,7 @@ class ProbeConfig:
         from tagrpo.evaluation.engines import ENGINES
         from tagrpo.rewards import CHECKS
 
+        self.model = resolve_model(self.model)
         defaults = named_defaults(self.data)  # a built-in data set's (the toy worlds': plain, their longest solution)
         self.template = self.template or defaults.get("template", "paper")
         self.max_new_tokens = self.max_new_tokens or defaults.get("max_new_tokens", 1024)

@@ -21,17 +21,16 @@ from tagrpo.common.errors import InputError
 from tagrpo.common.fields import helped
 from tagrpo.data.jsonl import append_jsonl, read_jsonl
 from tagrpo.data.prompts import TEMPLATES, render_prompt
-from tagrpo.evaluation.diversity import distinct_ngrams, mean_pairwise_cosine_distance
 from tagrpo.evaluation.fingerprint import claim, fingerprint, question_seed
-from tagrpo.evaluation.sampling import pass_at_k_curve
-from tagrpo.models import check_model
+from tagrpo.models import check_model, resolve_model
 
 
 @dataclass
 class EvalConfig:
     """Settings of ``tagrpo eval``."""
 
-    model: str = field(metadata={"help": "model directory or hub id to evaluate"})
+    model: str = field(metadata={"help": "model directory, hub id, or a shipped toy model (toy_world, toy_regime) to "
+                                 "evaluate"})
     benchmarks: str = helped(
         "aime24,aime25,amc23,olympiadbench,minerva,math500",
         "comma-separated: math_train, math500, aime24, aime25, amc23, olympiadbench, minerva, gpqa_diamond, toy_world",
@@ -43,7 +42,8 @@ class EvalConfig:
     temperature: float = helped(0.6, "sampling temperature (0: greedy)")
     top_p: float = helped(0.95, "nucleus sampling")
     max_new_tokens: int = helped(3072, "tokens per response")
-    template: str = helped("paper", "paper (the paper's instruction), plain (the question) or fewshot")
+    template: str = helped("paper", "paper (the paper's instruction), plain (the question), fewshot or oneshot (two "
+                           "worked examples first, or one)")
     chat_template: bool = helped(False, "wrap the prompt in the tokenizer's chat template")
     system_prompt: str | None = helped(None, "with --chat-template, a system message before the question ('' an "
                                        "empty one); unset: the chat template's own default")
@@ -60,10 +60,15 @@ class EvalConfig:
         from tagrpo.data.benchmarks import benchmark_names
         from tagrpo.evaluation.engines import ENGINES
 
+        self.model = resolve_model(self.model)
         check_mode("template", self.template, tuple(TEMPLATES))
         check_mode("engine", self.engine, ENGINES)
         for name in self.benchmark_list:
             check_mode("benchmark", name, benchmark_names())
+        for flag in ("n", "max_new_tokens", "batch_size", "chunk_questions", "limit"):
+            value = getattr(self, flag)
+            if value is not None and value < 1:
+                raise InputError(f"--{flag.replace('_', '-')} {value}: must be at least 1")
         _ = self.ks
 
     @property
@@ -91,6 +96,8 @@ def load_eval_rows(name: str, data_dir: str | None, limit: int | None) -> list[d
 
 
 def _diversity(responses: list[str], correct: list[bool], embedder) -> dict:
+    from tagrpo.evaluation.diversity import distinct_ngrams, mean_pairwise_cosine_distance  # torch: not for --help
+
     out = {"lexical_diversity": distinct_ngrams(responses, 2, "word")}
     if embedder is not None and responses:
         emb = embedder(responses)  # (S, D)
@@ -151,6 +158,8 @@ def evaluate_benchmark(name: str, cfg: EvalConfig, engine, embedder, console: Co
 
 def summarize_counts(records: list[dict], ks: list[int]) -> dict:
     """pass@k (mean over questions) and mean diversity from per-question count records."""
+    from tagrpo.evaluation.sampling import pass_at_k_curve  # torch (tagrpo.core): not for --help
+
     n = np.array([r["n"] for r in records])
     c = np.array([r["correct"] for r in records])
     out = {"questions": len(records), "samples_per_question": int(n.min()) if len(n) else 0}
