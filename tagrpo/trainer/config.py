@@ -32,6 +32,7 @@ from tagrpo.core import (
     resolve_anchor,
 )
 from tagrpo.data import SHORT_RULES
+from tagrpo.trainer.options import LOSS_TYPES, check_trl_options  # noqa: F401 (LOSS_TYPES: the CLI's choices)
 
 # transformers 5.24 renames gradient checkpointing; TRL still sets the old name on every config and model, which
 # repeats FutureWarnings per trainer. The behaviour is unchanged, so those messages are silenced here.
@@ -40,9 +41,6 @@ warnings.filterwarnings(
 )
 
 POOL_MODES = ("full", "adaptive", "history")
-# The loss types whose TRL loss equals tagrpo.core.clipped_surrogate (tests/test_trl_equivalence.py), with the KL
-# weighted by the ratio or not; TRL's others (cispo, sapo, ...) are refused rather than trained unverified.
-LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 
 
 @dataclass
@@ -159,9 +157,7 @@ class TAGRPOConfig(GRPOConfig):
         check_mode("pool_gate", self.pool_gate, GATES)
         if self.rephrased_weight < 0:
             raise InputError(f"rephrased_weight must be >= 0, got {self.rephrased_weight}")
-        check_mode("loss_type", self.loss_type, LOSS_TYPES)
-        check_mode("scale_rewards", self.scale_rewards, ("group", "none"))
-        check_mode("multi_objective_aggregation", self.multi_objective_aggregation, ("sum_then_normalize",))
+        check_trl_options(self)  # TRL's options TA-GRPO does not train: refused in one line (tagrpo.trainer.options)
         if self.share_prompt_prefix and self.gradient_checkpointing:
             raise InputError(
                 "share_prompt_prefix=True needs gradient_checkpointing=False (TRL's default is True): checkpointed "

@@ -71,8 +71,7 @@ def instance_clauses(trainer) -> list[Clause]:
     label = f"a built {LABEL}"
     names = ("_metrics", "_logs", "processing_class", "reward_weights", "use_vllm",
              "vllm_importance_sampling_correction", "vllm_importance_sampling_mode",
-             "vllm_importance_sampling_clip_min", "vllm_importance_sampling_clip_max", "tools",
-             "environment_factories", "num_generations")  # fmt: skip
+             "vllm_importance_sampling_clip_min", "vllm_importance_sampling_clip_max", "num_generations")  # fmt: skip
     clauses = [attribute(trainer, name, label) for name in names]
     logs = getattr(trainer, "_logs", {})
     for key in ("advantages", "prompt"):

@@ -52,11 +52,12 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
 What stays TRL's, said plainly: the loss is TRL's ``_compute_loss``. ``tagrpo.core.clipped_surrogate`` is the
 written-out objective, tested equal to it for every ``loss_type`` that ``TAGRPOConfig`` accepts (dapo, grpo, bnpo,
 dr_grpo), with the KL weighted by the ratio (``use_bias_correction_kl``, TRL's default) or not; the other loss
-types are refused. Reward functions receive q0 as ``prompts`` for every row, also for rows generated from a
+types are refused, as are TRL's other options tagrpo does not train, before any model loads
+(``tagrpo.trainer.options``). Reward functions receive q0 as ``prompts`` for every row, also for rows generated from a
 rephrasing (the reward checks the answer, which is the same), and each row's ``variant`` and
 ``generating_prompt``; the completions table shows the generating prompt and a ``variant`` column
-(``tagrpo.trainer.completions``). Refused: tools and environments (``NotImplementedError``), ``scale_rewards``
-other than group or none, multi-objective aggregation other than ``sum_then_normalize``.
+(``tagrpo.trainer.completions``). Refused: tools, environments and ``rollout_func``, ``scale_rewards`` other than
+group or none, multi-objective aggregation other than ``sum_then_normalize``.
 
 A train row holds ``prompt`` (q0, text or conversation), ``rephrasings`` (at least N prompts of the same kind),
 an ``id`` (the prompt text is used without one) and whatever the reward functions read (``answer``).
@@ -95,6 +96,7 @@ from tagrpo.trainer.config import TAGRPOConfig
 from tagrpo.trainer.contract import LABEL, LOGPS_FIELDS, TOKENIZE_FIELDS, TRL_ADVANTAGE_EPS, enforce_trl_contract
 from tagrpo.trainer.dataset import checked_rephrasings
 from tagrpo.trainer.metrics_log import MetricsLogger, RichProgress
+from tagrpo.trainer.options import check_trainer_arguments
 from tagrpo.trainer.prefix import shared_prompt_scores
 from tagrpo.trainer.seam import Generation, StepState
 from tagrpo.trainer.shutdown import shutdown_distributed_at_exit
@@ -114,6 +116,7 @@ class TAGRPOTrainer(GRPOTrainer):
                 f"pool_mode={args.pool_mode!r} needs tagrpo.trainer.adaptive.AdaptiveTAGRPOTrainer "
                 f"(tagrpo.trainer.run.trainer_class picks it from the config); {type(self).__name__} trains full pools"
             )
+        check_trainer_arguments(kwargs)  # tools, environments, rollout_func: refused before the model loads
         train_dataset = checked_rephrasings(train_dataset, args.num_rephrasings)  # a stream: row by row
         super().__init__(model, reward_funcs, args=args, train_dataset=train_dataset, **kwargs)
         enforce_trl_contract(self)
@@ -124,8 +127,6 @@ class TAGRPOTrainer(GRPOTrainer):
             )
         if self.accelerator.num_processes > 1:
             shutdown_distributed_at_exit(self)  # a gloo group alive at exit can abort the process
-        if self.tools or self.environment_factories is not None:
-            raise NotImplementedError("TAGRPOTrainer does not support tools or environments yet")
         self.num_generations = args.pool_size  # TRL's group (sampler repeats, reward grouping) is the pool
         self._configure_engine_correction()
         self._tagrpo_step: StepState | None = None  # set for the duration of a training step
