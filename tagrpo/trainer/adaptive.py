@@ -2,9 +2,11 @@
 samples of q0 say nothing.
 
 ``TAGRPOTrainer`` trains full pools and refuses the two modes below; ``AdaptiveTAGRPOTrainer`` adds them through
-its one hook ``_generate_rows`` and its ``_calculate_rewards`` (``tagrpo.trainer.run.trainer_class`` picks the class
-from ``TAGRPOConfig.pool_mode``, which is how ``tagrpo train`` and the adaptive arms of ``tagrpo.experiments.arms``
-get it). Both modes run on one process with transformers generation.
+two hooks of ``TAGRPOTrainer``'s own, ``_generate_rows`` and ``_score_rows`` (each completion generated is scored
+once: phase 1's q0 rows are not scored again, the rows never generated not at all;
+``tagrpo.trainer.run.trainer_class`` picks the class from ``TAGRPOConfig.pool_mode``, which is how ``tagrpo train``
+and the adaptive arms of ``tagrpo.experiments.arms`` get it). Both modes run on one process with transformers
+generation.
 
 ``pool_mode="adaptive"`` (in-step) decides from this step's samples of q0:
 

@@ -22,9 +22,9 @@ Deviations from TRL's GRPOTrainer (everything else is TRL's):
    tokens/s and the share of unscorable rows (every reward NaN: advantage 0) to the console, ``report_to``
    and ``metrics.jsonl``.
 7. ``pool_mode="adaptive"`` and ``"history"`` (generate a question's rephrasings only when its q0 group is, or was,
-   uniform) are the opt-in subclass ``tagrpo.trainer.adaptive.AdaptiveTAGRPOTrainer``, through the one hook
-   ``_generate_rows``; ``tagrpo.trainer.run.trainer_class`` picks it from the config and this class refuses
-   those modes with a sentence naming it.
+   uniform) are the opt-in subclass ``tagrpo.trainer.adaptive.AdaptiveTAGRPOTrainer``, through two hooks of
+   tagrpo's own, ``_generate_rows`` and ``_score_rows``; ``tagrpo.trainer.run.trainer_class`` picks it from the
+   config and this class refuses those modes with a sentence naming it.
 8. A checkpoint also holds ``tagrpo_state.json`` (rollouts spent, tokens seen, and what a subclass adds), restored
    on resume, so that ``tagrpo/rollouts`` and tokens/s continue (``tagrpo.trainer.checkpoint``: a callback and
    ``train``, no private checkpoint method).
