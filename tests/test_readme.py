@@ -191,6 +191,7 @@ def test_the_readme_config_holds_whole_pools():
     assert TAGRPOConfig(**kwargs, **_cpu(), per_device_train_batch_size=64).per_device_train_batch_size == 64
 
 
+@pytest.mark.slow  # 4 s on idle cores, 13 s on busy ones
 def test_the_readme_python_example_trains_one_step(tmp_path, monkeypatch):
     """The block runs as written, on the shipped toy model and two toy questions, for one step."""
     import tagrpo.trainer as trainer_module
