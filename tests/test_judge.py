@@ -416,9 +416,6 @@ def test_the_tost_goal_by_hand():
     assert check["shortfall"] == pytest.approx(T975_2 * 0.01 / math.sqrt(3) - 0.02)
 
 
-@pytest.mark.xfail(strict=True, reason="judge.goal_checks takes max(mean(arm - ref)) over the references at a knob "
-                   "of 0, which is the reference with the LOWER pass@1, not 'the better of equal-sampling GRPO and "
-                   "GRPO-long' (study.Goal's docstring, issue 32); inherited from regime_v2_report.goal_checks")
 def test_the_goal_without_hard_questions_is_against_the_better_reference():
     # equal-sampling GRPO at 0.60, GRPO-long at 0.50: the better is equal-sampling; the candidate, at GRPO-long's
     # pass@1, is 10 pp below it: not about equal to the better reference

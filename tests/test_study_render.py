@@ -56,8 +56,10 @@ def test_a_fresh_render_has_the_committed_numbers(rendered, name, outputs):
             assert _same(row.get(field), new[key].get(field)), (key, field)
     for field in ("learning_rates", "goal", "closest", "q0", "premise", "base", "cells"):
         assert fresh[field] == committed[field], field
-    assert [(r["arm"], r["knob"], r["learning_rate"], r["seed"], r["objective"], r["pass1"]) for r in fresh["sweep"]] \
-        == [(r["arm"], r["knob"], r["learning_rate"], r["seed"], r["objective"], r["pass1"]) for r in committed["sweep"]]
+    def sweep(d):
+        return [(r["arm"], r["knob"], r["learning_rate"], r["seed"], r["objective"], r["pass1"]) for r in d["sweep"]]
+
+    assert sweep(fresh) == sweep(committed)
     md = (rendered / f"{outputs}.md").read_text(encoding="utf-8")
     assert _without_machine(md) == _without_machine((RESULTS / f"{outputs}.md").read_text(encoding="utf-8"))
 

@@ -164,7 +164,8 @@ def goal_checks(study: Study, runs: dict, bases: dict, k: int) -> list[dict]:
                 refs = [r for r in ("equal_sampling", "grpo_long") if any(x[2] == r and x[0] == knob for x in runs)]
                 if not refs:
                     continue
-                best = max(refs, key=lambda r: mean(values("all", 1, r)) if values("all", 1, r) else -1)
+                # the better reference: the one whose pass@1 is highest, so the smallest mean (arm - ref)
+                best = min(refs, key=lambda r: mean(values("all", 1, r)) if values("all", 1, r) else math.inf)
                 diffs = values("all", 1, best)
                 eq = {**interval(diffs), "p_tost": equivalence(diffs, study.margin)["p"]}
                 eq["equivalent"] = bool(eq["p_tost"] < ALPHA)

@@ -152,9 +152,10 @@ def execute(study: Study, args: StudyArgs, argv: list[str]) -> dict:
     threads = max(1, (os.cpu_count() or 2) // args.workers) if study.task == "sums" else 1
 
     def run(specs, what):
-        if args.render_only:
-            return finished(specs)
-        return run_all(specs, args.workers, what, task.compute, threads=threads, on_cell=invocation.landed)
+        """The cells of ``specs``, in the plan's order (not the order they landed in)."""
+        got = finished(specs) if args.render_only else run_all(specs, args.workers, what, task.compute,
+                                                                threads=threads, on_cell=invocation.landed)
+        return {path: got[path] for _, path in specs if path in got}
 
     args.overrides, record = task.prepare(study, args)
     premise, q0 = None, None
@@ -178,6 +179,9 @@ def execute(study: Study, args: StudyArgs, argv: list[str]) -> dict:
             print(f"learning rates chosen so far (after the {tier} arms' sweep):", rates, flush=True)
         if not args.sweep_only:
             cells |= run(study_specs(study, args, task, tier, rates, q0), f"study, {tier} arms")
+    if args.render_only and not sweep and not cells:
+        raise SystemExit(f"no cells of {study.name} under {args.work_dir}: run `python {study.script}` first "
+                         "(without --render-only)")
     invocation.finish()
     data = {"premise": premise, "q0": q0, "record": record, "sweep": list(sweep.values()),
             "cells": list(cells.values()), "rates": rates, "invocations": read_jsonl(log), "argv": argv}
