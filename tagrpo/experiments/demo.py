@@ -92,7 +92,8 @@ class DemoConfig:
     """Settings of ``tagrpo demo``. Fields left at None take the preset's value."""
 
     output_dir: str = helped("outputs/demo", "where metrics.json, report.md, the plots and the runs go")
-    base_dir: str | None = helped(None, "the base model (default: the shipped checkpoint, tagrpo/toy/checkpoint)")
+    base_dir: str | None = helped(None, "the base model (default: the world's shipped checkpoint, "
+                                  "tagrpo/toy/regime_checkpoint or tagrpo/toy/checkpoint)")
     world: str | None = helped(None, f"embedded world: {' or '.join(WORLDS)} (default: the preset's)")
     hard_share: float | None = helped(None, "regime world: share of questions with a tens word the base never read")
     preset: str = helped(

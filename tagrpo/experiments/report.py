@@ -316,7 +316,7 @@ def flags(result: dict) -> list[str]:
 
 
 VERDICTS = {  # world: where its verdicts over seeds are
-    "basic": "`studies/results/toy_reproduction.md` (`python studies/toy_reproduction.py`)",
+    "basic": "`studies/results/toy_reproduction.md` (superseded; its code at commit d16ff59)",
     "regime": "`studies/results/toy_regime_v2.md` (10 seeds per arm and knob setting, learning rates swept)",
 }
 
