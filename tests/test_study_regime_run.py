@@ -16,14 +16,16 @@ import pytest
 from tagrpo.experiments import run
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ["--workers", "2", "--seeds", "0", "--exploratory-seeds", "0", "--sweep-lrs", "1e-4", "--rl-steps", "2",
-         "--questions", "4", "--samples", "4", "--no-edge"]
-# cells per phase at the smoke flags: 3 knobs x 2 sweep seeds x (the base + 7 swept arms) for the primary arms'
-# sweep; 3 x 2 x 2 for the exploratory arms'; 3 knobs x (the base + 6 primary arms) on seed 0; 3 x 2 exploratory
-# arms on seed 0 and the pilot's 2 rates at 0.6 and 0.9
-PHASES = {"sweep, primary arms": 48, "sweep, primary edge rule": 42, "study, primary arms": 21,
-          "sweep, exploratory arms": 12, "sweep, exploratory edge rule": 12, "study, exploratory arms": 10}
-COMPUTED = 48 + 21 + 12 + 10
+SMOKE = ["--workers", "2", "--seeds", "0", "--exploratory-seeds", "0", "--sweep-lrs", "1e-4", "--rl-steps", "1",
+         "--questions", "2", "--samples", "2", "--no-edge",
+         "--arms", "ta_grpo,equal_sampling,weighted,ta_grpo_kl,ta_grpo_variant@3e-05"]
+# cells per phase at the smoke flags (one arm of each kind: swept, chosen with the rate, exploratory, fixed-rate):
+# 3 knobs x 2 sweep seeds x (the base + TA-GRPO, equal-sampling and both weighted options) for the primary arms'
+# sweep; 3 x 2 x 1 for the exploratory arm's; 3 knobs x (the base + 3 primary arms) on seed 0; the exploratory arm
+# at 3 knobs and the pilot's one rate at 0.6 and 0.9 on seed 0
+PHASES = {"sweep, primary arms": 30, "sweep, primary edge rule": 24, "study, primary arms": 12,
+          "sweep, exploratory arms": 6, "sweep, exploratory edge rule": 6, "study, exploratory arms": 5}
+COMPUTED = 30 + 12 + 6 + 5
 
 
 def _phases(stdout: str) -> dict[str, tuple[int, int, int]]:
@@ -54,7 +56,7 @@ def test_the_regime_study_runs_every_cell_once_and_a_rerun_computes_none(tmp_pat
     first = _phases(capsys.readouterr().out)
     assert first == {what: (n, n if "edge" in what else 0, 0 if "edge" in what else n) for what, n in PHASES.items()}
     assert len(list(work.rglob("result.jsonl"))) == COMPUTED
-    assert len(data["cells"]) == 21 + 10 and len(data["sweep"]) == 48 + 12
+    assert len(data["cells"]) == 12 + 5 and len(data["sweep"]) == 30 + 6
     invocations = [json.loads(line) for line in (work / "invocations.jsonl").read_text().splitlines()]
     assert [(i["cells_run"], i["finished"]) for i in invocations] == [(COMPUTED, True)]
     saved = json.loads((out / "toy_regime_v2.json").read_text())
@@ -62,8 +64,8 @@ def test_the_regime_study_runs_every_cell_once_and_a_rerun_computes_none(tmp_pat
     assert set(rates) == {"0.0", "0.6", "0.9"}
     assert all(rates[h][a] == 1e-4 for h in rates for a in ("ta_grpo", "equal_sampling", "ta_grpo_kl", "weighted"))
     assert {rates[h]["weighted_arm"] for h in rates} <= {"ta_grpo_w25", "ta_grpo_w50"}
-    assert all(c["spec"]["rl_steps"] == 2 and c["spec"]["questions"] == 4 for c in data["cells"])
-    assert {c["samples"] for c in data["cells"]} == {4} and {c["samples"] for c in data["sweep"]} == {16}
+    assert all(c["spec"]["rl_steps"] == 1 and c["spec"]["questions"] == 2 for c in data["cells"])
+    assert {c["samples"] for c in data["cells"]} == {2} and {c["samples"] for c in data["sweep"]} == {16}
     primary = [v for v in saved["verdicts"] if v["primary"]]
     assert len(primary) == 40 and all(v["n"] <= 1 for v in primary)  # one seed: no interval, no verdict
     assert all(v["verdict"] == "inconclusive" for v in saved["verdicts"])
@@ -89,7 +91,7 @@ def test_the_regime_study_runs_every_cell_once_and_a_rerun_computes_none(tmp_pat
     def rows(d):  # the computing run lists its sweep in the order the cells landed, a rerun in the plan's
         return sorted(d["sweep"], key=lambda r: (r["arm"], r["knob"], r["learning_rate"], r["seed"]))
 
-    assert _same(rows(resaved), rows(saved)) and len(saved["sweep"]) == 48 + 12
+    assert _same(rows(resaved), rows(saved)) and len(saved["sweep"]) == 30 + 6
 
 
 def _gone(pid: int) -> bool:
