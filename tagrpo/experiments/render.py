@@ -130,7 +130,8 @@ def write(study: Study, args, data: dict) -> dict:
     else:
         if study.task == "regime":
             plot_map(runs, bases, k, os.path.join(args.out, f"{study.outputs}.png"),
-                     "Every arm per knob: rest pass@1 against hard pass@k (95% intervals over seeds, test problems)",
+                     f"{study.title}: every arm, rest pass@1 against hard pass@k (95% intervals over seeds, test "
+                     "problems)",
                      study.settings, arm_order(study))
             md += [f"![every arm: rest pass@1 against hard pass@{k}]({study.outputs}.png)", ""]
         md += ["## Primary contrasts (Holm over the family)", "", summary(judged, study.tost), "",
