@@ -276,18 +276,13 @@ def compute(spec: dict, out: str) -> dict:
     return {"spec": spec, **result, "cell_wall_s": time.perf_counter() - start}
 
 
-def _quarter(steps: list[dict], key: str, last: bool) -> float:
-    values = [s[key] for s in steps if s.get(key) is not None]
-    q = max(1, len(values) // 4)
-    part = values[-q:] if last else values[:q]
-    return sum(part) / len(part) if part else math.nan
-
-
 def arm_columns() -> list[tuple[str, object, str]]:
     """The every-arm table's columns of this task: (header, the cell's number, format)."""
+    from tagrpo.experiments.metrics import quarter_mean
+
     key = "tagrpo/original/zero_std"
-    return [("q0 uniform %, first quarter", lambda c: 100 * _quarter(c["steps"], key, False), "{:.0f}"),
-            ("q0 uniform %, last quarter", lambda c: 100 * _quarter(c["steps"], key, True), "{:.0f}"),
+    return [("q0 uniform %, first quarter", lambda c: 100 * quarter_mean(c["steps"], key, False), "{:.0f}"),
+            ("q0 uniform %, last quarter", lambda c: 100 * quarter_mean(c["steps"], key, True), "{:.0f}"),
             ("embedding diversity, correct", lambda c: c.get("diversity_correct"), "{:.3f}")]
 
 
