@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import torch
 from conftest import pool_rows
 from safetensors.torch import load_file
 
+from tagrpo.trainer.checkpoint import STATE_FILE
 from tagrpo.trainer.run import resolve_resume
 
 WORKER = str(Path(__file__).parent / "train_worker.py")
@@ -34,6 +34,17 @@ def _steps(out) -> list[dict]:
     return [r for r in map(json.loads, lines) if "tagrpo/rollouts" in r]
 
 
+def _logged_step(out) -> int:
+    """The last step in ``metrics.jsonl`` as another process writes it (a line being written may be torn)."""
+    steps = [0]
+    for line in (Path(out) / "metrics.jsonl").read_text().splitlines():
+        try:
+            steps.append(json.loads(line)["step"])
+        except json.JSONDecodeError:
+            pass
+    return max(steps)
+
+
 def _run(args, **kw):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
     return subprocess.run([sys.executable, WORKER, *args], env=env, capture_output=True, text=True, **kw)
@@ -49,18 +60,20 @@ def test_kill_9_then_resume_gives_the_uninterrupted_trajectory(model_dirs, tmp_p
     assert straight.returncode == 0, straight.stderr[-2000:]
 
     out = tmp_path / "b"
-    kill_at = random.Random(os.getpid()).choice([3, 4, 5])  # a step after the first checkpoint (step 2)
+    kill_at = 3 if extra else 4  # after the first checkpoint (step 2); at 4, most often while checkpoint-4 is saved
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
     proc = subprocess.Popen([sys.executable, WORKER, *_args(model, data, out, *extra)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
-        if (out / "metrics.jsonl").exists() and any(s["step"] >= kill_at for s in _steps(out)):
+        if (out / "metrics.jsonl").exists() and _logged_step(out) >= kill_at:
             break
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL and (out / "checkpoint-2").is_dir() and not (out / "final").exists()
+    (out / "checkpoint-6").mkdir(exist_ok=True)  # as if killed while saving step 6: a folder without all its files
+    (out / "checkpoint-6" / "config.json").write_text("{}")
     resumed = _run(_args(model, data, out, *extra, "resume_from_checkpoint=auto"))
     assert resumed.returncode == 0, resumed.stderr[-2000:]
 
@@ -79,10 +92,15 @@ def test_kill_9_then_resume_gives_the_uninterrupted_trajectory(model_dirs, tmp_p
 
 def test_resume_values(tmp_path):
     assert resolve_resume(None, str(tmp_path)) is None and resolve_resume("auto", str(tmp_path)) is None
-    with pytest.raises(ValueError, match="no checkpoint-\\* directory"):
+    (tmp_path / "checkpoint-3").mkdir()  # incomplete: no tagrpo_state.json
+    assert resolve_resume("auto", str(tmp_path)) is None
+    with pytest.raises(ValueError, match="no complete checkpoint-\\* directory"):
         resolve_resume(True, str(tmp_path))
-    (tmp_path / "checkpoint-2").mkdir()
-    (tmp_path / "checkpoint-10").mkdir()
+    for step in (2, 10):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+        (tmp_path / f"checkpoint-{step}" / STATE_FILE).write_text("{}")
+    (tmp_path / "checkpoint-12").mkdir()  # killed while saving: skipped, though the latest
+    (tmp_path / "checkpoint-9.bak").mkdir()
     assert resolve_resume("auto", str(tmp_path)) == str(tmp_path / "checkpoint-10")
     assert resolve_resume("true", str(tmp_path)) == str(tmp_path / "checkpoint-10")
     with pytest.raises(ValueError, match="no such checkpoint directory"):

@@ -4,18 +4,27 @@ A checkpoint also holds ``tagrpo_state.json``: the rollouts spent, the tokens se
 history mode's record of uniform q0 groups, ``tagrpo.trainer.adaptive``). ``CheckpointState`` writes it when
 transformers has saved a checkpoint (``on_save``) and starts the tokens/s clock when training (re)starts
 (``on_train_begin``, after transformers restored ``TrainerState``); ``checkpoint_to_resume`` names the folder a
-``train(resume_from_checkpoint=...)`` call resumes from, as transformers resolves it, so that the trainer restores
-the file before TRL's first step. Hyper-parameter search (one folder per trial) is not supported.
+``train(resume_from_checkpoint=...)`` call resumes from, so that the trainer restores the file before TRL's first
+step. Hyper-parameter search (one folder per trial) is not supported.
+
+A process killed while saving leaves a ``checkpoint-N`` folder without all its files (transformers writes the
+folder in place, not by rename). ``tagrpo_state.json`` is written last, atomically, after transformers' own files,
+so a folder without it is incomplete: ``last_checkpoint`` skips it (transformers' ``get_last_checkpoint`` would
+pick it and the resume would fail with "Can't find a valid checkpoint").
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import time
 
 from transformers import TrainerCallback
-from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoint
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+log = logging.getLogger(__name__)
 
 STATE_FILE = "tagrpo_state.json"
 
@@ -32,15 +41,33 @@ class CheckpointState(TrainerCallback):
     def on_save(self, args, state, control, **kwargs):
         if args.should_save:
             folder = os.path.join(args.output_dir, f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
-            with open(os.path.join(folder, STATE_FILE), "w", encoding="utf-8") as f:
+            path = os.path.join(folder, STATE_FILE)
+            with open(path + ".tmp", "w", encoding="utf-8") as f:
                 json.dump(self.trainer._tagrpo_state(), f)
+            os.replace(path + ".tmp", path)
+
+
+def last_checkpoint(output_dir: str) -> str | None:
+    """The complete ``checkpoint-N`` folder in ``output_dir`` with the largest N (one holding ``STATE_FILE``), or
+    None; incomplete ones, left by a process killed while saving, are skipped with a warning."""
+    if not os.path.isdir(output_dir):
+        return None
+    steps = sorted(((int(m.group(1)), name) for name in os.listdir(output_dir)
+                    if (m := re.fullmatch(rf"{PREFIX_CHECKPOINT_DIR}-(\d+)", name))
+                    and os.path.isdir(os.path.join(output_dir, name))), reverse=True)
+    for _, name in steps:
+        folder = os.path.join(output_dir, name)
+        if os.path.exists(os.path.join(folder, STATE_FILE)):
+            return folder
+        log.warning("%s is incomplete (no %s: the run stopped while saving it); not resumed from", folder, STATE_FILE)
+    return None
 
 
 def checkpoint_to_resume(resume_from_checkpoint, output_dir: str) -> str | None:
     """The checkpoint folder ``Trainer.train(resume_from_checkpoint=...)`` resumes from (``True``: the latest in
     ``output_dir``), or None for a fresh start."""
     if isinstance(resume_from_checkpoint, bool):
-        return get_last_checkpoint(output_dir) if resume_from_checkpoint and os.path.isdir(output_dir) else None
+        return last_checkpoint(output_dir) if resume_from_checkpoint else None
     return resume_from_checkpoint or None
 
 

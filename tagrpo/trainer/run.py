@@ -217,17 +217,18 @@ def run_train(job: TrainJob, config: TAGRPOConfig, callbacks=None):
 
 def resolve_resume(value, output_dir: str) -> str | None:
     """``resume_from_checkpoint``: a checkpoint directory; ``auto``: the latest in ``output_dir`` if any, else a
-    fresh start; ``true``: the latest, which must exist; unset or ``false``: a fresh start."""
-    from transformers.trainer_utils import get_last_checkpoint
+    fresh start; ``true``: the latest, which must exist; unset or ``false``: a fresh start. "The latest" is the
+    latest complete one (``tagrpo.trainer.checkpoint.last_checkpoint``)."""
+    from tagrpo.trainer.checkpoint import last_checkpoint
 
     if value in (None, False, "", "false", "False"):
         return None
-    latest = get_last_checkpoint(output_dir) if os.path.isdir(output_dir) else None
+    latest = last_checkpoint(output_dir)
     if value == "auto":
         return latest
     if value in (True, "true", "True"):
         if latest is None:
-            raise InputError(f"resume_from_checkpoint=true: no checkpoint-* directory in {output_dir}")
+            raise InputError(f"resume_from_checkpoint=true: no complete checkpoint-* directory in {output_dir}")
         return latest
     if not os.path.isdir(str(value)):
         raise InputError(f"resume_from_checkpoint={value!r}: no such checkpoint directory")

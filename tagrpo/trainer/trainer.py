@@ -344,10 +344,13 @@ class TAGRPOTrainer(GRPOTrainer):
 
     # ---- checkpoints ------------------------------------------------------------------------------------------
     def train(self, resume_from_checkpoint=None, *args, **kwargs):
-        saved = read_state(checkpoint_to_resume(resume_from_checkpoint, self.args.output_dir))
+        folder = checkpoint_to_resume(resume_from_checkpoint, self.args.output_dir)  # True: the latest complete one
+        if resume_from_checkpoint is True and folder is None:
+            raise ValueError(f"No complete checkpoint found in output directory ({self.args.output_dir})")
+        saved = read_state(folder)
         if saved is not None:
             self._restore_tagrpo_state(saved)
-        return super().train(resume_from_checkpoint, *args, **kwargs)
+        return super().train(folder if resume_from_checkpoint is True else resume_from_checkpoint, *args, **kwargs)
 
     def _tagrpo_state(self) -> dict:
         """What ``tagrpo_state.json`` holds (``tagrpo.trainer.checkpoint``); subclasses add their own keys."""
