@@ -333,11 +333,11 @@ def test_the_cost_changes_sentence_follows_the_verdict_not_the_sign():
     row = {"primary": True, "knob": 0.6, "arm": "ta_grpo", "ref": "equal_sampling", "k": 1, "subset": "rest",
            "versus": "embedded_v2", "n": 8, "mean": 0.004, "lo": -0.05, "hi": 0.058, "p_holm": 0.9,
            "verdict": "inconclusive"}
-    undecided = summary([row], tost=False)
+    undecided = summary([row], capacity.STUDY)
     assert "this study minus embedded_v2: undecided (+0.4 [-5.0, 5.8] pp, Holm p 0.9, 8 seeds)" in undecided
     assert "better" not in undecided
-    assert "the first is better" in summary([{**row, "verdict": "reproduced", "p_holm": 0.01}], tost=False)
-    assert "the first is worse" in summary([{**row, "verdict": "refuted", "p_holm": 0.01}], tost=False)
+    assert "the first is better" in summary([{**row, "verdict": "reproduced", "p_holm": 0.01}], capacity.STUDY)
+    assert "the first is worse" in summary([{**row, "verdict": "refuted", "p_holm": 0.01}], capacity.STUDY)
 
 
 def _goal_cell(arm, seed, counts, knob=0.6):

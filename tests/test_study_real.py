@@ -187,7 +187,7 @@ def test_an_undecided_primary_contrast_inside_the_margin_is_no_difference(step, 
         assert rows[(ref, 1)]["p_equivalence_holm"] == pytest.approx(min(1.0, 2 * raw))
         assert rows[(ref, 8)]["verdict"] == "no difference" and rows[(ref, 8)]["p_equivalence_holm"] == 0
     assert all("p_equivalence_holm" not in r for r in judged if not r["primary"])
-    text = summary(judged, True)
+    text = summary(judged, STUDY)
     assert "no difference (equivalent" in text and "equivalence test's Holm p 0," in text
 
 
@@ -266,10 +266,10 @@ def test_the_difficulty_plot_needs_a_split_row(tmp_path):
 def test_an_undecided_contrast_is_never_worded_as_no_difference():
     row = {"arm": "ta_grpo", "ref": "equal_sampling", "k": 1, "primary": True, "verdict": "inconclusive", "n": 2,
            "mean": 0.07, "lo": -0.3, "hi": 0.4, "p_holm": 0.5, "knob": None, "subset": "all", "versus": None}
-    text = summary([row], True)
+    text = summary([row], STUDY)
     assert "undecided" in text and "no difference" not in text
     assert "no difference (equivalent" in summary([{**row, "verdict": "no difference", "p_equivalence_holm": 0.01}],
-                                                  True)
+                                                  STUDY)
 
 
 def _small_cells():
@@ -304,12 +304,12 @@ def test_one_seed_reads_as_no_test_and_three_as_a_holm_p():
 
     one = [c for c in _small_cells() if c["spec"]["seed"] == 0]
     rows = [r for r in judge.verdicts(STUDY, *judge.index(STUDY, one), 2) if r["primary"]]
-    text = summary(rows, True)
+    text = summary(rows, STUDY)
     assert text.count("on one seed, no interval, no test") == 4 and "nan" not in text
     assert all(line.split(" | ")[5:7] == ["-", "-"] for line in verdict_table(rows, STUDY).splitlines()[2:])
     rows = [r for r in judge.verdicts(STUDY, *judge.index(STUDY, _small_cells()), 2) if r["primary"]]
     es = next(r for r in rows if r["ref"] == "equal_sampling" and r["k"] == 1)
-    assert f"Holm p {es['p_holm']:.2g}, 3 seeds" in summary(rows, True)
+    assert f"Holm p {es['p_holm']:.2g}, 3 seeds" in summary(rows, STUDY)
 
 
 def test_q0_is_the_hardest_form_inside_the_mixed_band():

@@ -1,10 +1,10 @@
 """The verdict engine of every study (``tagrpo.experiments.study``): the sweep's choices, the paired contrasts with
 their intervals, Holm over the primary family, TOST, the cost change across two studies, issue 32's goal.
 
-Cells are indexed ``runs[(setting, seed, arm)]`` and ``bases[(setting, seed)]``; a cell's setting is its spec's
-``knob`` (None where the study has no knob). Each holds ``counts`` (Q,) of right answers among ``samples`` draws
-on the seed's held-out q0 questions. Verdicts as in ``tagrpo.evaluation.verdicts``; intervals and tests from
-``tagrpo.evaluation.stats``.
+Cells are indexed ``runs[(setting, seed, arm)]`` and ``bases[(setting, seed)]``; a cell's settings are its spec's
+``knobs`` where it serves several, else its ``knob`` (None where the study has no knob). Each holds ``counts`` (Q,)
+of right answers among ``samples`` draws on the seed's held-out q0 questions. Verdicts as in
+``tagrpo.evaluation.verdicts``; intervals and tests from ``tagrpo.evaluation.stats``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from tagrpo.common.modes import check_mode
 from tagrpo.core import pass_at_k
 from tagrpo.evaluation.stats import equivalence, holm, interval, t_test, welch
 from tagrpo.evaluation.verdicts import ALPHA, holm_and_verdicts, null_of
-from tagrpo.experiments.study import SUBSETS, Contrast, Study
+from tagrpo.experiments.study import RUNNER_UP, SUBSETS, Contrast, Study
 
 
 def hard_mask(base_counts) -> np.ndarray:
@@ -41,29 +41,38 @@ def objective(cell: dict) -> float:
     return cell["pass_at_k"]["1"] + cell["pass_at_k"][str(cell["samples"])]
 
 
+def knobs(spec: dict) -> list:
+    """The settings a cell serves: its spec's ``knobs`` (a cell shared by settings), else its ``knob``."""
+    return spec.get("knobs") or [spec.get("knob")]
+
+
 def sweep_rows(cells) -> list[dict]:
-    """One row per sweep cell: arm (``base`` for the base model), setting, rate, seed, objective, validation
-    pass@1, the cell's own seconds."""
-    return [{"arm": c["spec"].get("arm", "base"), "knob": c["spec"].get("knob"),
+    """One row per sweep cell and setting it serves: arm (``base`` for the base model), setting, rate, seed,
+    objective, validation pass@1, the cell's own seconds."""
+    return [{"arm": c["spec"].get("arm", "base"), "knob": knob,
              "learning_rate": c["spec"].get("learning_rate", 0.0), "seed": c["spec"]["seed"],
              "objective": objective(c), "pass1": c["pass_at_k"]["1"], "cell_wall_s": c["cell_wall_s"]}
-            for c in cells if c["spec"]["kind"] != "premise"]
+            for c in cells if c["spec"]["kind"] != "premise" for knob in knobs(c["spec"])]
 
 
 def choose(study: Study, rows: list[dict]) -> dict:
     """Per setting, each swept arm's rate (the best mean objective over the sweep seeds, ties to the smaller rate)
     and each chosen arm of ``study.choices``: the option with the best mean objective at its own best rate (ties to
-    the later name), its rate under the choice's name and the option under ``<choice>_arm``."""
+    the later name), its rate under the choice's name and the option under ``<choice>_arm``; each arm of
+    ``study.runner_up`` its second-best rate under ``<arm>@2nd``."""
     scores: dict[tuple, dict[float, list[float]]] = {}
     for r in (r for r in rows if r["arm"] != "base"):
         scores.setdefault((r["knob"], r["arm"]), {}).setdefault(r["learning_rate"], []).append(r["objective"])
     best: dict = {}
+    second: dict = {}
     for (setting, arm), by_lr in scores.items():
-        lr = max(by_lr, key=lambda x: (np.mean(by_lr[x]), -x))
-        best.setdefault(setting, {})[arm] = (lr, float(np.mean(by_lr[lr])))
+        ranked = sorted(by_lr, key=lambda x: (np.mean(by_lr[x]), -x), reverse=True)
+        best.setdefault(setting, {})[arm] = (ranked[0], float(np.mean(by_lr[ranked[0]])))
+        if arm in study.runner_up and len(ranked) > 1:
+            second.setdefault(setting, {})[arm + RUNNER_UP] = ranked[1]
     out = {}
     for setting, arms in best.items():
-        out[setting] = {arm: lr for arm, (lr, _) in arms.items()}
+        out[setting] = {arm: lr for arm, (lr, _) in arms.items()} | second.get(setting, {})
         for choice, options in study.choices.items():
             if ran := [a for a in options if a in arms]:
                 name = max(ran, key=lambda a: (arms[a][1], a))
@@ -72,17 +81,19 @@ def choose(study: Study, rows: list[dict]) -> dict:
 
 
 def index(study: Study, cells, rates: dict | None = None) -> tuple[dict, dict]:
-    """``(runs, bases)`` of the study cells; a fixed arm's cells are filed as ``arm@rate``, and the option a choice
-    took at a setting (``rates``) also under the choice's name."""
+    """``(runs, bases)`` of the study cells; a fixed arm's cells are filed as ``arm@rate``, a runner-up's under its
+    spec's ``name`` (``arm@2nd``), and the option a choice took at a setting (``rates``) also under the choice's
+    name."""
     fixed = {f.arm: f for f in study.fixed}
     runs, bases = {}, {}
     for c in cells:
         s = c["spec"]
-        if s["kind"] == "base":
-            bases[(s.get("knob"), s["seed"])] = c
-        elif s["kind"] == "arm":
-            arm = fixed[s["arm"]].name(s["learning_rate"]) if s["arm"] in fixed else s["arm"]
-            runs[(s.get("knob"), s["seed"], arm)] = c
+        for knob in knobs(s):
+            if s["kind"] == "base":
+                bases[(knob, s["seed"])] = c
+            elif s["kind"] == "arm":
+                arm = fixed[s["arm"]].name(s["learning_rate"]) if s["arm"] in fixed else s.get("name", s["arm"])
+                runs[(knob, s["seed"], arm)] = c
     for (setting, seed, arm), c in list(runs.items()):
         for choice in study.choices:
             if arm == (rates or {}).get(setting, {}).get(f"{choice}_arm"):

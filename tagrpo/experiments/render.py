@@ -53,14 +53,14 @@ def progress(study: Study, args, data: dict, runs: dict, bases: dict) -> str:
             f"fixed-rate arms {sum('@' in a for _, _, a in runs)}.")
 
 
-def summary(rows: list[dict], tost: bool) -> str:
+def summary(rows: list[dict], study: Study) -> str:
     """One plain sentence per primary contrast, from its verdict."""
     say = {"reproduced": "the first is better", "refuted": "the first is worse",
-           "inconclusive": "undecided" + (", neither a difference nor equivalence shown" if tost else ""),
+           "inconclusive": "undecided" + (", neither a difference nor equivalence shown" if study.tost else ""),
            "no difference": "no difference (equivalent within the declared margin)"}
     out = []
     for r in (r for r in rows if r["primary"]):
-        where = "" if r["knob"] is None else f" at hard_share {r['knob']:g}"
+        where = "" if r["knob"] is None else f" at {study.knob} {study.show(r['knob'])}"
         what = f"{label(r['arm'])} - {label(r['ref'])}, pass@{r['k']} on {r['subset']} questions{where}"
         if r["versus"]:
             what += f", this study minus {r['versus']}"
@@ -134,7 +134,7 @@ def write(study: Study, args, data: dict) -> dict:
                      "problems)",
                      study.settings, arm_order(study))
             md += [f"![every arm: rest pass@1 against hard pass@{k}]({study.outputs}.png)", ""]
-        md += ["## Primary contrasts (Holm over the family)", "", summary(judged, study.tost), "",
+        md += ["## Primary contrasts (Holm over the family)", "", summary(judged, study), "",
                tables.verdict_table([r for r in judged if r["primary"]], study), ""]
         if checks:
             md += ["## Issue 32's goal (per knob, from the primary cells)", "",
@@ -152,7 +152,7 @@ def write(study: Study, args, data: dict) -> dict:
             md += beside(study, args.out, judged)
     for setting in study.settings:
         if any(h == setting for h, _ in bases):
-            where = "" if setting is None else f" at hard_share = {setting:g}"
+            where = "" if setting is None else f" at {study.knob} = {study.show(setting)}"
             md += [f"## Every arm{where} (mean [95% CI] over seeds)", "",
                    tables.arm_table(runs, bases, setting, arm_order(study), task.arm_columns()), ""]
     if forms := tables.forms_table(study, runs, bases, task.FORMS):
@@ -165,7 +165,7 @@ def write(study: Study, args, data: dict) -> dict:
            f"pass@{sweep.samples} on q0, ties to the smaller rate.", ""]
     for setting in study.settings:
         if any(r["knob"] == setting for r in rows):
-            md += [f"### hard_share = {setting:g}" if setting is not None else "", "",
+            md += [f"### {study.knob} = {study.show(setting)}" if setting is not None else "", "",
                    tables.sweep_table(rows, data["rates"], setting, study, sweep.samples), ""]
     md += ["## Invocations", "", tables.invocation_table(invocations), ""]
     with open(os.path.join(args.out, f"{study.outputs}.md"), "w", encoding="utf-8") as f:

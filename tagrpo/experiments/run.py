@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments import judge
 from tagrpo.experiments.cells import Invocation, finished, run_all
-from tagrpo.experiments.study import Study, declared
+from tagrpo.experiments.study import RUNNER_UP, Study, declared
 from tagrpo.experiments.tasks import task_module
 
 
@@ -41,6 +41,7 @@ class StudyArgs:
     exploratory_seeds: list[int] = field(default_factory=list)
     sweep_lrs: list[float] = field(default_factory=list)
     arms: list[str] = field(default_factory=list)
+    settings: list | None = None  # the settings to compute (None: every declared one)
     samples: int = 64  # test samples per question (the largest k)
     steps: int = 32  # generation steps (the sums task)
     rl_steps: int | None = None  # generation steps (the regime task; a smoke test only)
@@ -68,6 +69,9 @@ def parse(study: Study, results: str, argv: list[str] | None = None) -> StudyArg
     parser.add_argument("--exploratory-seeds", type=int, nargs="+", default=list(study.exploratory_seeds))
     parser.add_argument("--sweep-lrs", type=float, nargs="+", default=list(study.sweep.rates))
     parser.add_argument("--arms", default=",".join(study.all_arms()), help="comma-separated subset (a smoke test only)")
+    if study.settings != (None,) and not all(isinstance(s, int | float) for s in study.settings):
+        parser.add_argument("--settings", default=",".join(map(str, study.settings)),
+                            help=f"comma-separated {study.knob}s to compute (the others are rendered from their cells)")
     parser.add_argument("--samples", type=int, default=study.samples, help="samples per test question (largest k)")
     parser.add_argument("--steps", type=int, default=study.task_options.get("steps", 32),
                         help="generation steps of the sums task (a smoke test only)")
@@ -91,10 +95,22 @@ def parse(study: Study, results: str, argv: list[str] | None = None) -> StudyArg
         if name not in versus:
             parser.error(f"--versus-dir {item}: valid names are {', '.join(versus) or 'none for this study'}")
         versus[name] = path
-    values = {k: v for k, v in vars(ns).items() if k not in ("arms", "versus_dir")}
-    args = StudyArgs(**values, arms=arms, versus_dirs={k: os.path.abspath(v) for k, v in versus.items()})
+    settings = list(study.settings)
+    if hasattr(ns, "settings"):
+        settings = [s.strip() for s in ns.settings.split(",") if s.strip()]
+        if unknown := [s for s in settings if s not in study.settings]:
+            parser.error(f"--settings: unknown {', '.join(unknown)}; valid {study.knob}s are "
+                         f"{', '.join(map(str, study.settings))}")
+    values = {k: v for k, v in vars(ns).items() if k not in ("arms", "versus_dir", "settings")}
+    args = StudyArgs(**values, arms=arms, settings=settings,
+                     versus_dirs={k: os.path.abspath(v) for k, v in versus.items()})
     args.work_dir, args.out = os.path.abspath(args.work_dir), os.path.abspath(args.out)
     return args
+
+
+def chosen_settings(study: Study, args: StudyArgs) -> list:
+    """The settings this run computes: ``--settings`` where given, else every declared one."""
+    return list(study.settings) if args.settings is None else args.settings
 
 
 def sweep_specs(study: Study, args: StudyArgs, task, arms: tuple[str, ...], q0, rates: dict | None = None,
@@ -102,7 +118,7 @@ def sweep_specs(study: Study, args: StudyArgs, task, arms: tuple[str, ...], q0, 
     """Every swept arm of ``arms`` at every rate, sweep seed and setting (the base first where declared); with
     ``rates`` (the grid's choices), also the edge rate of each arm whose best is the grid's lowest or highest."""
     out, grid = [], tuple(args.sweep_lrs)
-    for setting in study.settings:
+    for setting in chosen_settings(study, args):
         for seed in study.sweep.seeds:
             if base:
                 out.append(task.cell(study, args, "base", "validation", setting, seed, forms=study.sweep.forms, q0=q0))
@@ -117,11 +133,12 @@ def sweep_specs(study: Study, args: StudyArgs, task, arms: tuple[str, ...], q0, 
 
 def study_specs(study: Study, args: StudyArgs, task, tier: str, rates: dict, q0) -> list[tuple[dict, str]]:
     """The primary tier: per seed and setting, the base and every primary arm at its rate (a chosen arm trains the
-    option the sweep took there). The exploratory tier: the exploratory arms on their seeds, then the fixed arms."""
+    option the sweep took there). The exploratory tier: the exploratory arms on their seeds, the runner-up arms at
+    their second-best rates, then the fixed arms."""
     out = []
     if tier == "primary":
         for seed in args.seeds:
-            for setting in study.settings:
+            for setting in chosen_settings(study, args):
                 forms = seed in study.forms_seeds
                 out.append(task.cell(study, args, "base", "test", setting, seed, forms=forms, q0=q0))
                 chosen = rates.get(setting, {})
@@ -130,14 +147,17 @@ def study_specs(study: Study, args: StudyArgs, task, tier: str, rates: dict, q0)
                     out.append(task.cell(study, args, "arm", "test", setting, seed, name, chosen[arm], forms, q0))
         return out
     for seed in args.exploratory_seeds:
-        for setting in study.settings:
+        for setting in chosen_settings(study, args):
             chosen = rates.get(setting, {})
             out += [task.cell(study, args, "arm", "test", setting, seed, arm, chosen[arm], True, q0)
                     for arm in study.exploratory_arms if arm in args.arms and arm in chosen]
+            out += [task.cell(study, args, "arm", "test", setting, seed, arm, chosen[name], True, q0, name=name)
+                    for arm in study.runner_up if (name := arm + RUNNER_UP) in args.arms and name in chosen]
+    computed = chosen_settings(study, args)
     for f in study.fixed:
         out += [task.cell(study, args, "arm", "test", setting, seed, f.arm, lr, q0=q0) for seed in f.seeds
-                if seed in args.exploratory_seeds for setting in f.settings for lr in f.rates
-                if f.name(lr) in args.arms]
+                if seed in args.exploratory_seeds for setting in f.settings if setting in computed
+                for lr in f.rates if f.name(lr) in args.arms]
     return out
 
 
@@ -152,19 +172,21 @@ def execute(study: Study, args: StudyArgs, argv: list[str]) -> dict:
     threads = max(1, (os.cpu_count() or 2) // args.workers) if study.task == "sums" else 1
 
     def run(specs, what):
-        """The cells of ``specs``, in the plan's order (not the order they landed in)."""
+        """The cells of ``specs``, in the plan's order (not the order they landed in); a cell that serves several
+        settings (one path) runs once."""
+        specs = list({path: (spec, path) for spec, path in specs}.values())
         got = finished(specs) if args.render_only else run_all(specs, args.workers, what, task.compute,
                                                                 threads=threads, on_cell=invocation.landed)
         return {path: got[path] for _, path in specs if path in got}
 
+    args.settings = chosen_settings(study, args)
     args.overrides, record = task.prepare(study, args)
     premise, q0 = None, None
-    if (spec := task.premise_cell(study, args)) is not None:
-        got = run([spec], "premise")
-        if not got:
+    if specs := task.premise_cells(study, args):
+        got = run(specs, "premise")
+        if len(got) < len(specs):
             raise SystemExit(f"no premise cell under {args.work_dir}: run without --render-only first")
-        premise = next(iter(got.values()))
-        q0 = task.choose_q0(premise)
+        premise, q0 = task.q0_of(study, list(got.values()))
         print(f"q0's form: {q0}", flush=True)
     sweep, cells, rates = {}, {}, {}
     for tier, arms in (("primary", study.primary_arms), ("exploratory", study.exploratory_arms)):

@@ -6,8 +6,10 @@ that names it.
 
 Vocabulary:
 
-- a *setting* is one value of the study's knob (the embedded world's share of hard questions, ``hard_share``), or
-  ``None`` for a study with one setting and no knob (the real model);
+- a *setting* is one value of the study's knob (the embedded world's share of hard questions, ``hard_share``; the
+  third real study's regime), or ``None`` for a study with one setting and no knob (the second real study); a cell
+  that serves several settings alike (an arm without rephrasings, in regimes that share q0 and the questions) is
+  computed once and filed under each (its spec's ``knobs``);
 - a *cell* is the base model's evaluation, or one arm trained at one setting, seed and learning rate;
 - *hard* questions are the test questions the same seed's base model got none of its samples right on q0, the
   *rest* the others (``judge.subset_pass``);
@@ -25,7 +27,8 @@ from tagrpo.common.modes import check_mode
 KMAX = 0  # a contrast's k: the study's largest k (its test samples per question)
 SUBSETS = ("all", "hard", "rest")
 KINDS = ("greater", "less", "matches")  # as in tagrpo.evaluation.verdicts; "matches": non-inferiority at -margin
-DECLARATIONS = ("embedded_v2", "capacity", "real_v2")  # tagrpo/experiments/declarations/<name>.py
+DECLARATIONS = ("embedded_v2", "capacity", "real_v2", "real_v3")  # tagrpo/experiments/declarations/<name>.py
+RUNNER_UP = "@2nd"  # an arm of Study.runner_up at its second-best swept rate: "equal_sampling@2nd"
 
 
 @dataclass(frozen=True)
@@ -137,13 +140,20 @@ class Study:
     task_options: dict = field(default_factory=dict)
     beside: str | None = None  # another study's outputs name, set beside this one by difficulty (the real model)
     notes: tuple[str, ...] = ()  # sentences the report prints under its title
+    knob: str = "hard_share"  # what a setting is, in the tables' headers
+    runner_up: tuple[str, ...] = ()  # arms also run at their second-best rate on the exploratory seeds
+
+    def show(self, setting) -> str:
+        """A setting as the tables print it: ``0.6``, ``natural``."""
+        return f"{setting:g}" if isinstance(setting, int | float) else str(setting)
 
     def swept(self, arms: tuple[str, ...]) -> tuple[str, ...]:
         """The arms the sweep trains for ``arms``: a chosen arm (``choices``) stands for each of its options."""
         return tuple(a for arm in arms for a in self.choices.get(arm, (arm,)))
 
     def all_arms(self) -> tuple[str, ...]:
-        return (*self.primary_arms, *self.exploratory_arms, *(f.name(r) for f in self.fixed for r in f.rates))
+        return (*self.primary_arms, *self.exploratory_arms, *(f.name(r) for f in self.fixed for r in f.rates),
+                *(a + RUNNER_UP for a in self.runner_up))
 
     def contrasts(self) -> list[tuple[Contrast, str]]:
         """Every declared contrast with its family: primary, exploratory or post hoc."""

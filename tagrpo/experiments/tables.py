@@ -44,11 +44,11 @@ def verdict_table(rows: list[dict], study: Study) -> str:
                p_text(r["p_holm"]) if "p_holm" in r else ""]
         if study.tost:
             row.append(p_text(r["p_equivalence_holm"]) if "p_equivalence_holm" in r else "")
-        out.append(([f"{r['knob']:g}"] if knob else []) + row + [f"**{r['verdict']}**"])
+        out.append(([study.show(r["knob"])] if knob else []) + row + [f"**{r['verdict']}**"])
     headers = ["contrast", "questions", "metric", "mean, pp [95% CI]", "seeds", "half-width, pp", "p", "p (Holm)"]
     if study.tost:
         headers.append(f"TOST +-{100 * study.margin:g} pp, p (Holm)")
-    return markdown_table((["hard_share"] if knob else []) + headers + ["verdict"], out)
+    return markdown_table(([study.knob] if knob else []) + headers + ["verdict"], out)
 
 
 def _status(ci: dict, met: bool, declared: int) -> str:
@@ -142,9 +142,9 @@ def forms_table(study: Study, runs: dict, bases: dict, forms: tuple[str, ...]) -
         for name, cs in groups:
             fs = [c["forms"] for c in cs if c.get("forms")]
             if fs:
-                where = [] if setting is None else [f"{setting:g}"]
+                where = [] if setting is None else [study.show(setting)]
                 rows.append([*where, name, len(fs), *[_ci([f.get(x) for f in fs]) for x in forms]])
-    where = [] if study.settings == (None,) else ["hard_share"]
+    where = [] if study.settings == (None,) else [study.knob]
     return markdown_table([*where, "arm", "seeds", *forms], rows) if rows else ""
 
 

@@ -95,13 +95,13 @@ def cell(study, args, kind: str, split: str, setting: float, seed: int, arm: str
     return spec, cell_path(args.work_dir, spec)
 
 
-def premise_cell(study, args):
-    """The regime world has no premise phase (q0 is its spelled form); None."""
-    return None
+def premise_cells(study, args) -> list:
+    """The regime world has no premise phase (q0 is its spelled form)."""
+    return []
 
 
-def choose_q0(premise: dict) -> str:
-    return "spelled"
+def q0_of(study, premises: list[dict]) -> tuple[None, str]:
+    return None, "spelled"
 
 
 def config(spec: dict, out: str):

@@ -101,8 +101,13 @@ def cell(study, args, kind: str, split: str, setting, seed: int, arm: str | None
     return spec, cell_path(args.work_dir, spec)
 
 
-def premise_cell(study, args) -> tuple[dict, str]:
-    return cell(study, args, "premise", "validation", None, study.sweep.seeds[0])
+def premise_cells(study, args) -> list[tuple[dict, str]]:
+    return [cell(study, args, "premise", "validation", None, study.sweep.seeds[0])]
+
+
+def q0_of(study, premises: list[dict]) -> tuple[dict, str]:
+    """The premise (one cell) and q0's form it chooses."""
+    return premises[0], choose_q0(premises[0])
 
 
 def choose_q0(premise: dict) -> str:
@@ -138,16 +143,18 @@ def correct(responses: list[list[str]], rows: list[dict]) -> list[list[bool]]:
                                                                                              strict=True)]
 
 
-def evaluate(model, tokenizer, spec: dict, q0: str, embedder, setting: dict = STUDY) -> dict:
-    """Counts on q0's form (``samples`` each), per-form accuracy (test only), diversity of correct responses."""
+def evaluate(model, tokenizer, spec: dict, q0: str, embedder, setting: dict = STUDY, rows: list[dict] | None = None,
+             render=_render) -> dict:
+    """Counts on q0's form (``samples`` each), per-form accuracy (test only), diversity of correct responses.
+    ``rows``: the held-out questions (default ``held_out``), ``render(rows, form)`` their texts in a form."""
     import numpy as np
 
     from tagrpo.evaluation.diversity import mean_pairwise_cosine_distance
     from tagrpo.evaluation.sampling import pass_at_k_curve
 
-    rows = held_out(spec["split"], spec.get("questions"), setting)
+    rows = held_out(spec["split"], spec.get("questions"), setting) if rows is None else rows
     n, tokens = spec["samples"], setting["max_completion_length"]
-    responses = sample(model, tokenizer, _render(rows, q0), n, spec["seed"], tokens, setting)
+    responses = sample(model, tokenizer, render(rows, q0), n, spec["seed"], tokens, setting)
     hits = correct(responses, rows)
     counts = np.array([sum(h) for h in hits])  # (Q,)
     out = {"counts": counts.tolist(), "samples": n, "pass_at_k": pass_at_k_curve(counts, n, (1, n)),
@@ -155,7 +162,7 @@ def evaluate(model, tokenizer, spec: dict, q0: str, embedder, setting: dict = ST
     if spec["split"] == "test":
         forms = {q0: float(counts.sum() / (n * len(rows)))}  # q0's form from its own n samples
         for form in (f for f in FORMS if f != q0):
-            got = sample(model, tokenizer, _render(rows, form), FORM_SAMPLES, spec["seed"] + 1, tokens, setting)
+            got = sample(model, tokenizer, render(rows, form), FORM_SAMPLES, spec["seed"] + 1, tokens, setting)
             forms[form] = float(np.mean([x for h in correct(got, rows) for x in h]))
         out["forms"] = forms
         distances = [mean_pairwise_cosine_distance(embedder([r for r, ok in zip(rs, h, strict=True) if ok]))
@@ -165,23 +172,26 @@ def evaluate(model, tokenizer, spec: dict, q0: str, embedder, setting: dict = ST
     return out
 
 
-def premise_accuracy(model, tokenizer, spec: dict, setting: dict = STUDY) -> dict[str, float]:
-    """The base model's accuracy in every form on validation problems, ``PREMISE_SAMPLES`` samples each."""
-    rows = held_out("validation", spec.get("questions"), setting)
+def premise_accuracy(model, tokenizer, spec: dict, setting: dict = STUDY, rows: list[dict] | None = None,
+                     render=_render) -> dict[str, float]:
+    """The base model's accuracy in every form on validation problems (``rows``, default ``held_out``),
+    ``PREMISE_SAMPLES`` samples each."""
+    rows = held_out("validation", spec.get("questions"), setting) if rows is None else rows
     accuracy = {}
     for form in FORMS:
-        got = sample(model, tokenizer, _render(rows, form), PREMISE_SAMPLES, spec["seed"],
+        got = sample(model, tokenizer, render(rows, form), PREMISE_SAMPLES, spec["seed"],
                      setting["max_completion_length"], setting)
         accuracy[form] = sum(x for h in correct(got, rows) for x in h) / (PREMISE_SAMPLES * len(rows))
     return accuracy
 
 
 def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, steps: int, learning_rate: float,
-                seed: int, device: str, shuffle: bool = False, arms: dict = ARMS, bf16: bool | None = None):
+                seed: int, device: str, shuffle: bool = False, arms: dict = ARMS, bf16: bool | None = None,
+                rows: list[dict] | None = None):
     """The ``TrainJob`` and ``TAGRPOConfig`` of ``arm`` (a key of ``arms``, whose ``beta`` overrides the setting's)
     under ``setting`` (one of ``SETTINGS``): ``steps`` generation steps of ``setting["questions"]`` training
-    questions in the seed's order, written to ``out/train.jsonl``; the run goes to ``out/run``. ``bf16``: autocast
-    (default: where native, ``native_bf16``)."""
+    questions in the seed's order (or ``rows``, the task's own), written to ``out/train.jsonl``; the run goes to
+    ``out/run``. ``bf16``: autocast (default: where native, ``native_bf16``)."""
     from tagrpo.data.jsonl import write_jsonl
     from tagrpo.trainer.config import TAGRPOConfig
     from tagrpo.trainer.run import TrainJob
@@ -189,8 +199,9 @@ def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, step
     shape = {k: v for k, v in arms[arm].items() if k not in ("plan", "questions_factor")}
     beta = shape.pop("beta", setting["beta"])
     n, g, q = shape["num_rephrasings"], shape["num_generations"], setting["questions"]
-    rows = real_task.questions("train", q0, arms[arm].get("plan", "main"), seed=seed, count=q * steps,
-                               scheme=setting["scheme"])
+    if rows is None:
+        rows = real_task.questions("train", q0, arms[arm].get("plan", "main"), seed=seed, count=q * steps,
+                                   scheme=setting["scheme"])
     data = write_jsonl(os.path.join(out, "train.jsonl"), rows)
     iters, split = setting["num_iterations"], setting["steps_per_generation"]
     config = TAGRPOConfig(
@@ -210,8 +221,9 @@ def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, step
     return job, config
 
 
-def train(spec: dict, out: str, model_dir: str, setting: dict):
-    """Train the cell's arm; returns the model (bf16), its tokenizer and what training cost and logged."""
+def train(spec: dict, out: str, model_dir: str, setting: dict, rows: list[dict] | None = None):
+    """Train the cell's arm (on ``rows``, default ``trainer_job``'s); returns the model (bf16), its tokenizer and
+    what training cost and logged."""
     import json
 
     import torch
@@ -221,7 +233,7 @@ def train(spec: dict, out: str, model_dir: str, setting: dict):
     arms = {spec["arm"]: spec["arm_config"]}
     n, g = spec["arm_config"]["num_rephrasings"], spec["arm_config"]["num_generations"]
     job, config = trainer_job(setting, spec["arm"], spec["q0"], model_dir, out, spec["steps"], spec["learning_rate"],
-                              spec["seed"], spec["device"], arms=arms, bf16=spec.get("precision") != "fp32")
+                              spec["seed"], spec["device"], arms=arms, bf16=spec.get("precision") != "fp32", rows=rows)
     start = time.perf_counter()
     trainer = run_train(job, config)
     wall = time.perf_counter() - start
@@ -239,9 +251,11 @@ def train(spec: dict, out: str, model_dir: str, setting: dict):
     return trainer.model.to(torch.bfloat16), trainer.processing_class, trained
 
 
-def compute(spec: dict, out: str) -> dict:
+def compute(spec: dict, out: str, held: list[dict] | None = None, train_rows: list[dict] | None = None,
+            render=_render) -> dict:
     """One cell (a module-level function: the process pool's workers import it): the premise's accuracy, or the
-    base's or the trained arm's evaluation; the arm's saved final model is removed (it is evaluated in memory)."""
+    base's or the trained arm's evaluation; the arm's saved final model is removed (it is evaluated in memory).
+    Another task passes its own held-out questions (``held``), training rows and ``render``."""
     import logging
     import shutil
 
@@ -259,7 +273,7 @@ def compute(spec: dict, out: str) -> dict:
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     if spec["kind"] == "premise":
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16).to(spec["device"])
-        return {"spec": spec, "accuracy": premise_accuracy(model, tokenizer, spec, setting),
+        return {"spec": spec, "accuracy": premise_accuracy(model, tokenizer, spec, setting, held, render),
                 "cell_wall_s": time.perf_counter() - start}
     embedder = None
     if spec["split"] == "test":
@@ -268,11 +282,11 @@ def compute(spec: dict, out: str) -> dict:
         embedder = Embedder("minilm", device=spec["device"])
     if spec["kind"] == "base":
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16).to(spec["device"])
-        result = evaluate(model, tokenizer, spec, spec["q0"], embedder, setting)
+        result = evaluate(model, tokenizer, spec, spec["q0"], embedder, setting, held, render)
     else:
-        model, tokenizer, trained = train(spec, out, model_dir, setting)
+        model, tokenizer, trained = train(spec, out, model_dir, setting, train_rows)
         shutil.rmtree(os.path.join(out, "run", "final"), ignore_errors=True)
-        result = {**trained, **evaluate(model, tokenizer, spec, spec["q0"], embedder, setting)}
+        result = {**trained, **evaluate(model, tokenizer, spec, spec["q0"], embedder, setting, held, render)}
     return {"spec": spec, **result, "cell_wall_s": time.perf_counter() - start}
 
 

@@ -1,0 +1,90 @@
+"""The real-model study, third version (issue 45; ``studies/real_study_v3.py``), declared before any of its cells.
+
+Why a third version: the second (``real_v2``: TA-GRPO +11.8 pp pass@1 over equal-sampling GRPO) chose q0 as the
+hardest form for the base (spelled numbers), with rule-made rephrasings that hand the model the digits: a best case
+by design, never trained on rephrasings the product makes. This version asks the same question in three regimes a
+user meets (a setting each, ``task.real_regimes``), on SmolLM2-135M-Instruct:
+
+- ``natural``: q0 is the form a data set would hold, the narrative with digits ("Tom has 12 pens and gets 7
+  more..."); the rephrasings are the other three rule-made forms, one easier than q0 for the base (symbolic), two
+  harder (words, spelled).
+- ``model_made``: the same q0 and questions; the rephrasings are made by ``tagrpo rephrase`` (N = 3, its default
+  types and checks) from SmolLM2-135M-Instruct served locally as a user would serve it (an OpenAI-compatible server
+  on the CPU: a weak rephraser, the realistic cheap case). The file (``REPHRASED``) is committed with the rephrase
+  report (candidates asked and accepted, questions left with N, with fewer, with none) before any of the regime's
+  arms runs. A question with fewer than N trains as the trainer's default does (``short_rephrasings =
+  "fill_original"``: the missing slots are q0, ``tagrpo.data.short``).
+- ``reasoning``: a task whose answer takes two steps, ``a + b - c`` told as a story (q0 the narrative with digits,
+  the rule-made rephrasings its symbolic, words and spelled forms), a completion budget of 48 tokens, a worked
+  two-step example with its boxed answer in the prompt of every arm. Declared here; its problem is implemented
+  before its premise runs (``real_regimes.PROBLEMS``; until then the runner refuses the regime).
+
+Each group of regimes (``GROUPS``: the regimes with the same problem, q0 and questions) first gets a premise cell:
+the base's accuracy in every form on validation problems; q0 in 10-70% or the group's regimes are redesigned before
+any arm runs (``real_regimes.q0_of`` stops the study). Arms without rephrasings (the base, equal-sampling GRPO) are
+computed once per group and serve each of its regimes.
+
+- Settings: the second study's (``tasks.sums.V2``: one-example prompt in the chat template, 12 completion tokens, 4
+  questions per step, two optimizer steps per generation batch, bf16 autocast), 32 generation steps: 1,024 rollouts
+  per arm and seed (TA-GRPO N = 3, G = 2; equal-sampling GRPO G = 8, its advantages over q0's first 2).
+- Sweep: each arm at 1e-5, 3e-5, 1e-4 per regime (equal-sampling once per group) on validation problems, two seeds,
+  full length, the objective validation pass@1 + pass@8 on q0 (validation pass@1 reported beside it), ties to the
+  smaller rate; edge rule 3e-6 / 3e-4.
+- Primary (10 seeds): TA-GRPO against equal-sampling GRPO in each regime, pass@1 and pass@8 on q0, paired by seed;
+  Holm over the six. An undecided one is "no difference" when two one-sided tests put it inside +-5 pp (Holm over the
+  six TOST p-values).
+- Exploratory (5 seeds, uncorrected): the primary contrast with equal-sampling GRPO at its second-best rate (was its
+  rate a near tie?), and each arm against the base at pass@1. Per-form accuracy after training on every test cell.
+- Precision: one study, one precision: every cell bf16 autocast over fp32 master weights, computed on a GPU or a CPU
+  with native bf16 (AVX512-BF16 or AMX); a machine without it renders the study and computes none of its cells
+  (``tasks.sums.prepare``), so cells made on different machines are never mixed across precisions.
+- Forecast before verdict: before a regime's first arm trains, ``tagrpo probe`` runs on the base and the regime's
+  training data and its forecast is committed (``studies/real_study_v3_forecast.py`` writes
+  ``studies/results/real_study_v3_forecast/<regime>/probe.md``).
+
+Budget, from v2's cells (10.2 min each on one core, 2 workers): natural and model-made about 66 cells (premise, 20
+sweep cells with edges, 40 test cells, 5 runner-up cells), about 5.6 hours of wall time on 2 cores; reasoning about
+48 longer cells (4x the completion tokens), about 8 hours. The cheapest regime (natural) runs first.
+"""
+
+from __future__ import annotations
+
+from tagrpo.experiments.study import KMAX, RUNNER_UP, Contrast, Study, Sweep
+from tagrpo.experiments.tasks import sums
+
+REGIMES = {
+    "natural": {"group": "narrative", "rephrasings": "rule"},
+    "model_made": {"group": "narrative", "rephrasings": "model"},
+    "reasoning": {"group": "two_step", "rephrasings": "rule"},
+}
+GROUPS = {
+    "narrative": {"problem": "sum", "q0": "narrative", "setting": "v2"},
+    "two_step": {"problem": "sum_minus", "q0": "narrative", "setting": "two_step"},
+}
+REPHRASED = "studies/results/real_study_v3_rephrased.jsonl"  # tagrpo rephrase's output (model_made)
+PRIMARY_ARMS = ("ta_grpo", "equal_sampling")
+KS = (1, KMAX)
+
+STUDY = Study(
+    name="real_v3",
+    title="A real LLM, third version: TA-GRPO on SmolLM2-135M-Instruct in three regimes a user meets (issue 45)",
+    task="real_regimes",
+    script="studies/real_study_v3.py",
+    outputs="real_study_v3",
+    settings=tuple(REGIMES),
+    knob="regime",
+    arms={a: sums.ARMS[a] for a in PRIMARY_ARMS},
+    primary_arms=PRIMARY_ARMS,
+    exploratory_arms=(),
+    runner_up=("equal_sampling",),
+    seeds=tuple(range(10)),
+    exploratory_seeds=tuple(range(5)),
+    sweep=Sweep(rates=(1e-5, 3e-5, 1e-4), seeds=(100, 101), samples=sums.EVAL_SAMPLES, low_edge=3e-6, high_edge=3e-4),
+    primary=tuple(Contrast("ta_grpo", "equal_sampling", k, setting=r) for r in REGIMES for k in KS),
+    exploratory=(*(Contrast("ta_grpo", "equal_sampling" + RUNNER_UP, k, setting=r) for r in REGIMES for k in KS),
+                 *(Contrast(a, "base", 1, setting=r) for r in REGIMES for a in PRIMARY_ARMS)),
+    samples=sums.EVAL_SAMPLES,
+    margin=0.05,
+    tost=True,
+    task_options={"regimes": REGIMES, "groups": GROUPS, "rephrased": REPHRASED, "steps": 32, "tag": "real_v3"},
+)

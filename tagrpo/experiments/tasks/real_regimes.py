@@ -1,0 +1,166 @@
+"""SmolLM2-135M-Instruct in regimes (``declarations/real_v3.py``): a setting is a regime, where q0 and the rephrasings
+come from.
+
+A regime (``task_options["regimes"]``) names its *group* and its rephrasings: ``rule`` (the other surface forms of
+``tagrpo.experiments.real_task``, exact) or ``model`` (made by ``tagrpo rephrase``, read from the file of
+``task_options["rephrased"]``). A group (``task_options["groups"]``) fixes what every arm without rephrasings sees:
+the problem, q0's form, the settings (``tasks.sums.SETTINGS``' keys). Regimes of one group share the premise, the
+base and every arm without rephrasings (equal-sampling GRPO): one cell, filed under each regime (spec ``knobs``).
+
+Problems are split by unordered pair as in the second study (``real_task.split``, scheme ``pairs``); unlike it, a
+problem's name and item are the problem's own (seeded by it), not a seed's draw, so that a rephrasing made once per
+training question serves every seed. A seed orders the training problems. Cells are computed as the sums task
+computes them (``tasks.sums.compute``: bf16 only, evaluation on q0's form and in every form on test problems).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+from tagrpo.experiments import real_task
+from tagrpo.experiments.tasks import sums
+
+FORMS = real_task.FORMS
+PROBLEMS = ("sum",)  # implemented; a declared regime of another problem is refused by ``prepare``
+PREMISE_SEED = 100
+
+
+def problem_rows(split: str, count: int | None = None, seed: int | None = None) -> list[dict]:
+    """The split's problems, each with its text in every form (``forms``), in a fixed order or a seed's."""
+    problems = real_task.split(split, "pairs")
+    if seed is not None:
+        random.Random(seed).shuffle(problems)
+    if count is not None and count > len(problems):
+        raise ValueError(f"{count} {split} problems asked for; the split holds {len(problems)}")
+    rows = []
+    for a, b in problems[:count]:
+        rng = random.Random(f"{a}+{b}")
+        name, item = rng.choice(real_task.NAMES), rng.choice(real_task.ITEMS)
+        rows.append({"id": f"{split}-{a}-{b}", "a": a, "b": b, "answer": str(a + b),
+                     "forms": {f: real_task.render(a, b, f, name, item) for f in FORMS}})
+    return rows
+
+
+def texts(rows: list[dict], form: str) -> list[str]:
+    return [r["forms"][form] for r in rows]
+
+
+def read_rephrased(path: str) -> dict[str, list[str]]:
+    """``tagrpo rephrase``'s output: question id -> its accepted rephrasings."""
+    from tagrpo.data.jsonl import read_jsonl
+
+    return {r["id"]: list(r.get("rephrasings") or []) for r in read_jsonl(path)}
+
+
+def training_rows(spec: dict, count: int) -> list[dict]:
+    """``count`` training rows of the cell's regime in its seed's order: q0 in the group's form, the rephrasings by
+    rule (the other forms) or by model (``spec["rephrased"]``; a question with fewer than N keeps what it has)."""
+    q0 = spec["q0"]
+    rows = problem_rows("train", count, spec["seed"])
+    made = read_rephrased(spec["rephrased"]) if spec.get("rephrasings") == "model" else None
+    return [{"id": r["id"], "prompt": r["forms"][q0], "answer": r["answer"],
+             "rephrasings": made.get(r["id"], []) if made is not None else
+             [r["forms"][f] for f in FORMS if f != q0]} for r in rows]
+
+
+def prepare(study, args) -> tuple[dict, None]:
+    """As the sums task's (bf16 only); a regime whose problem is declared but not implemented is refused (rendering
+    leaves it out)."""
+    regimes, groups = study.task_options["regimes"], study.task_options["groups"]
+    todo = [r for r in args.settings if groups[regimes[r]["group"]]["problem"] not in PROBLEMS]
+    if todo and not args.render_only:
+        raise SystemExit(f"{study.name}: regime {', '.join(todo)}: declared, its problem not implemented yet "
+                         f"(implemented: {', '.join(PROBLEMS)}); run with --settings naming the others")
+    args.settings = [r for r in args.settings if r not in todo]
+    return sums.prepare(study, args)
+
+
+def _base_spec(study, args, kind: str, split: str, seed: int, group: str) -> dict:
+    g = study.task_options["groups"][group]
+    setting = {k: v for k, v in sums.SETTINGS[g["setting"]].items() if k != "workers"}
+    return {"kind": kind, "split": split, "seed": seed, "device": args.device, "study": study.task_options["tag"],
+            "group": group, "problem": g["problem"], "setting": setting, **args.overrides}
+
+
+def cell(study, args, kind: str, split: str, regime, seed: int, arm: str | None = None, lr: float | None = None,
+         forms: bool = False, q0=None, name: str | None = None) -> tuple[dict, str]:
+    """A cell's spec and path. An arm with rephrasings belongs to its regime (``knob``); the base and an arm
+    without them to the regime's group, serving each of its regimes (``knobs``)."""
+    regimes = study.task_options["regimes"]
+    group = regimes[regime]["group"]
+    spec = _base_spec(study, args, kind, split, seed, group)
+    spec.update(q0=q0[regime], samples=args.samples)
+    owner = group
+    if kind == "arm" and study.arms[arm]["num_rephrasings"] > 0:
+        owner = regime
+        spec.update(knob=regime, rephrasings=regimes[regime]["rephrasings"])
+        if regimes[regime]["rephrasings"] == "model":
+            spec["rephrased"] = study.task_options["rephrased"]
+    else:
+        spec["knobs"] = [r for r in study.settings if regimes[r]["group"] == group]
+    folder = spec["kind"]
+    if kind == "arm":
+        spec.update(arm=arm, arm_config=study.arms[arm], learning_rate=lr, steps=args.steps)
+        folder = f"{arm}_lr{lr:g}"
+        if name is not None:
+            spec["name"] = name
+    return spec, os.path.join(args.work_dir, split, f"seed{seed}", owner, folder, "result.jsonl")
+
+
+def premise_cells(study, args) -> list[tuple[dict, str]]:
+    """One per group of the regimes run: the base's accuracy in every form on validation problems."""
+    groups = dict.fromkeys(study.task_options["regimes"][r]["group"] for r in args.settings)
+    return [(_base_spec(study, args, "premise", "validation", PREMISE_SEED, g),
+             os.path.join(args.work_dir, "validation", f"seed{PREMISE_SEED}", g, "premise", "result.jsonl"))
+            for g in groups]
+
+
+def q0_of(study, premises: list[dict]) -> tuple[dict, dict]:
+    """``({group: premise}, {regime: q0's form})``. A group whose q0 the base gets right outside
+    ``sums.MIXED_BAND`` on validation stops the study: the regime is redesigned before any arm runs."""
+    groups, by_group = study.task_options["groups"], {p["spec"]["group"]: p for p in premises}
+    low, high = sums.MIXED_BAND
+    for group, premise in by_group.items():
+        accuracy = premise["accuracy"][groups[group]["q0"]]
+        if not low <= accuracy <= high:
+            raise SystemExit(f"{study.name}: group {group}'s premise failed: the base gets q0 "
+                             f"({groups[group]['q0']}) {100 * accuracy:.1f}% right on validation, outside "
+                             f"{100 * low:.0f}-{100 * high:.0f}%; redesign its regimes before any arm runs")
+    return by_group, {r: groups[d["group"]]["q0"] for r, d in study.task_options["regimes"].items()}
+
+
+def compute(spec: dict, out: str) -> dict:
+    """One cell, as ``tasks.sums.compute`` computes it, on this task's questions and training rows."""
+    setting = spec["setting"]
+    held = problem_rows(spec["split"], spec.get("questions"))
+    rows = training_rows(spec, setting["questions"] * spec["steps"]) if spec["kind"] == "arm" else None
+    return sums.compute(spec, out, held=held, train_rows=rows, render=texts)
+
+
+arm_columns = sums.arm_columns
+
+
+def describe(study, args, data: dict) -> str:
+    sizes = "/".join(str(v) for v in real_task.PAIR_SPLIT_SIZES.values())
+    regimes = "; ".join(f"{r}: group {d['group']}, rephrasings by {d['rephrasings']}"
+                        for r, d in study.task_options["regimes"].items())
+    groups = "; ".join(f"{g}: problem {d['problem']}, q0 {d['q0']}, settings {d['setting']}"
+                       for g, d in study.task_options["groups"].items())
+    return (f"Task: SmolLM2-135M-Instruct, problems split by unordered pair (train / validation / test {sizes}), "
+            f"each problem's name and item its own. Regimes: {regimes}. Groups: {groups}. {args.steps} generation "
+            f"steps; {args.samples} samples per test question on q0's form, {sums.FORM_SAMPLES} in every other form.")
+
+
+def premise_section(study, data: dict, bases: dict, versus: dict) -> list[str]:
+    from tagrpo.evaluation.tables import markdown_table
+
+    if not data["premise"]:
+        return []
+    groups = study.task_options["groups"]
+    rows = [[g, groups[g]["q0"], *(f"{100 * p['accuracy'][f]:.1f}" for f in FORMS)]
+            for g, p in data["premise"].items()]
+    low, high = sums.MIXED_BAND
+    return ["## Premise (base model, validation problems, % right per form)", "",
+            markdown_table(["group", "q0", *FORMS], rows), "",
+            f"Each group's q0 must lie in {100 * low:.0f}-{100 * high:.0f}% before any of its arms runs.", ""]

@@ -1,0 +1,104 @@
+"""The third real study's task (``tasks.real_regimes``) and what the framework gained for it: settings that are
+regimes, cells shared by regimes, the runner-up rate, ``--settings``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tagrpo.experiments import judge
+from tagrpo.experiments.declarations.real_v3 import STUDY
+from tagrpo.experiments.run import parse
+from tagrpo.experiments.tasks import real_regimes
+
+Q0 = {"natural": "narrative", "model_made": "narrative", "reasoning": "narrative"}
+
+
+def _args(tmp_path, *argv):
+    return parse(STUDY, str(tmp_path), ["--work-dir", str(tmp_path / "cells"), *argv])
+
+
+def test_held_out_problems_are_never_trained_and_a_problem_keeps_its_name_in_every_seed():
+    train = {(r["a"], r["b"]) for r in real_regimes.problem_rows("train")}
+    for split in ("validation", "test"):
+        held = {(r["a"], r["b"]) for r in real_regimes.problem_rows(split)}
+        assert not held & train and not {(b, a) for a, b in held} & train
+    first, second = (real_regimes.problem_rows("train", seed=s) for s in (0, 1))
+    assert [r["id"] for r in first] != [r["id"] for r in second]  # a seed orders the problems
+    by_id = {r["id"]: r["forms"] for r in first}
+    assert all(by_id[r["id"]] == r["forms"] for r in second)  # names and items are the problem's own
+    row = first[0]
+    assert row["forms"]["symbolic"] == f"What is {row['a']}+{row['b']}?" and row["answer"] == str(row["a"] + row["b"])
+    with pytest.raises(ValueError, match="the split holds"):
+        real_regimes.problem_rows("validation", count=1000)
+
+
+def test_rule_rows_rephrase_into_the_other_forms_and_model_rows_keep_what_the_file_has(tmp_path):
+    spec = {"q0": "narrative", "seed": 3, "rephrasings": "rule"}
+    rows = real_regimes.training_rows(spec, 5)
+    problems = real_regimes.problem_rows("train", 5, seed=3)
+    assert [r["prompt"] for r in rows] == [p["forms"]["narrative"] for p in problems]
+    assert rows[0]["rephrasings"] == [problems[0]["forms"][f] for f in ("symbolic", "words", "spelled")]
+    made = tmp_path / "rephrased.jsonl"
+    made.write_text(json.dumps({"id": rows[0]["id"], "rephrasings": ["one", "two"]}) + "\n"
+                    + json.dumps({"id": rows[1]["id"], "rephrasings": []}) + "\n")
+    model = real_regimes.training_rows({**spec, "rephrasings": "model", "rephrased": str(made)}, 5)
+    assert [r["rephrasings"] for r in model[:3]] == [["one", "two"], [], []]  # fewer than N: the trainer pads
+    assert [r["prompt"] for r in model] == [r["prompt"] for r in rows]
+
+
+def test_arms_without_rephrasings_are_one_cell_for_the_regimes_of_a_group(tmp_path):
+    args = _args(tmp_path, "--settings", "natural,model_made")
+    args.overrides = {}
+    eq = [real_regimes.cell(STUDY, args, "arm", "test", r, 0, "equal_sampling", 1e-5, q0=Q0)
+          for r in ("natural", "model_made")]
+    assert eq[0] == eq[1] and eq[0][0]["knobs"] == ["natural", "model_made"] and "/narrative/" in eq[0][1]
+    base = real_regimes.cell(STUDY, args, "base", "test", "natural", 0, q0=Q0)
+    assert base[0]["knobs"] == ["natural", "model_made"] and base[1].endswith("seed0/narrative/base/result.jsonl")
+    ta = [real_regimes.cell(STUDY, args, "arm", "test", r, 0, "ta_grpo", 1e-5, q0=Q0)
+          for r in ("natural", "model_made")]
+    assert ta[0][1] != ta[1][1] and [t[0]["knob"] for t in ta] == ["natural", "model_made"]
+    assert ta[1][0]["rephrased"] == STUDY.task_options["rephrased"] and "rephrased" not in ta[0][0]
+    second = real_regimes.cell(STUDY, args, "arm", "test", "natural", 0, "equal_sampling", 3e-5, q0=Q0,
+                               name="equal_sampling@2nd")
+    assert second[0]["name"] == "equal_sampling@2nd" and second[1] != eq[0][1]
+
+
+def test_a_premise_outside_the_band_stops_the_study_naming_the_group():
+    premise = {"spec": {"group": "narrative"}, "accuracy": {"symbolic": 0.5, "words": 0.2, "narrative": 0.3,
+                                                            "spelled": 0.1}}
+    by_group, q0 = real_regimes.q0_of(STUDY, [premise])
+    assert by_group == {"narrative": premise} and q0 == Q0
+    with pytest.raises(SystemExit, match="group narrative's premise failed.*8.0% right.*10-70%"):
+        real_regimes.q0_of(STUDY, [{**premise, "accuracy": {**premise["accuracy"], "narrative": 0.08}}])
+
+
+def test_a_declared_but_unimplemented_regime_is_refused_and_left_out_of_a_render(tmp_path):
+    with pytest.raises(SystemExit, match="regime reasoning: declared"):
+        real_regimes.prepare(STUDY, _args(tmp_path, "--precision", "fp32"))
+    args = _args(tmp_path, "--render-only")
+    real_regimes.prepare(STUDY, args)
+    assert args.settings == ["natural", "model_made"]
+    with pytest.raises(SystemExit):
+        _args(tmp_path, "--settings", "natural,nonsense")
+
+
+def test_a_shared_cell_is_judged_in_each_regime_and_the_runner_up_is_the_second_best_rate():
+    def cell(kind, arm=None, lr=None, knob=None, knobs=None, seed=0, counts=(1, 2), name=None):
+        spec = {"kind": kind, "seed": seed, "split": "test", **({"arm": arm, "learning_rate": lr} if arm else {})}
+        spec.update({k: v for k, v in (("knob", knob), ("knobs", knobs), ("name", name)) if v is not None})
+        return {"spec": spec, "counts": list(counts), "samples": 2, "cell_wall_s": 1.0,
+                "pass_at_k": {"1": lr or 0.0, "2": 0.0}}
+
+    both = ["natural", "model_made"]
+    runs, bases = judge.index(STUDY, [cell("base", knobs=both), cell("arm", "equal_sampling", 1e-5, knobs=both),
+                                      cell("arm", "ta_grpo", 1e-5, knob="natural"),
+                                      cell("arm", "equal_sampling", 3e-5, knobs=both, name="equal_sampling@2nd")])
+    assert set(bases) == {("natural", 0), ("model_made", 0)}
+    assert {k for k in runs if k[2] == "equal_sampling"} == {("natural", 0, "equal_sampling"),
+                                                           ("model_made", 0, "equal_sampling")}
+    assert ("natural", 0, "equal_sampling@2nd") in runs and ("model_made", 0, "ta_grpo") not in runs
+    sweep = [cell("arm", "equal_sampling", lr, knobs=both, seed=s) for lr in (1e-5, 3e-5, 1e-4) for s in (100, 101)]
+    rates = judge.choose(STUDY, judge.sweep_rows(sweep))  # the objective grows with the rate here
+    assert rates["natural"] == rates["model_made"] == {"equal_sampling": 1e-4, "equal_sampling@2nd": 3e-5}
