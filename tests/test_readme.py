@@ -312,7 +312,8 @@ def test_help_names_every_template_and_loads_no_torch():
     code = ("import sys\nfrom tagrpo.cli import main\nfor argv in ({}):\n    try:\n        main(argv)\n"
             "    except SystemExit:\n        pass\n"
             "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules), file=sys.stderr)")
-    commands = "['probe', '--help'], ['eval', '--help'], ['rephrase', '--help'], ['models', 'fetch', '--help']"
+    commands = ("['probe', '--help'], ['eval', '--help'], ['rephrase', '--help'], ['models', 'fetch', '--help'], "
+                "['demo', '--help']")
     done = subprocess.run([sys.executable, "-c", code.format(commands)], capture_output=True, text=True, check=True)
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
     assert "oneshot" in done.stdout

@@ -215,7 +215,8 @@ def test_mid_training_evaluation_leaves_the_trajectory_unchanged(tmp_path, tiny_
     measured (same rewards, same completions, same final model)."""
     from rich.console import Console
 
-    from tagrpo.experiments.demo import DemoConfig, held_out_rows, train_arm
+    from tagrpo.experiments.demo import DemoConfig, held_out_rows
+    from tagrpo.experiments.demo_run import train_arm
 
     out = {}
     for checkpoints in (0, 4):

@@ -123,7 +123,8 @@ def compute(spec: dict, out: str) -> dict:
     from rich.console import Console
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.experiments.demo import PREMISE_QUESTIONS, evaluate, held_out_rows, premise, train_arm
+    from tagrpo.experiments.demo import PREMISE_QUESTIONS, held_out_rows
+    from tagrpo.experiments.demo_run import evaluate, premise, train_arm
     from tagrpo.toy.worlds import resolve_world_base
 
     transformers.utils.logging.disable_progress_bar()
