@@ -3,6 +3,7 @@ regimes, cells shared by regimes, the runner-up rate, ``--settings``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -32,6 +33,33 @@ def test_held_out_problems_are_never_trained_and_a_problem_keeps_its_name_in_eve
     assert row["forms"]["symbolic"] == f"What is {row['a']}+{row['b']}?" and row["answer"] == str(row["a"] + row["b"])
     with pytest.raises(ValueError, match="the split holds"):
         real_regimes.problem_rows("validation", count=1000)
+
+
+def test_the_reasoning_regime_asks_two_steps_in_every_form_on_disjoint_problems():
+    splits = {s: real_regimes.problem_rows(s, problem="sum_minus") for s in ("train", "validation", "test")}
+    assert {s: len(r) for s, r in splits.items()} == {"train": 200, "validation": 60, "test": 140}
+    units = {s: {(min(r["a"], r["b"]), max(r["a"], r["b"]), r["c"]) for r in rows} for s, rows in splits.items()}
+    assert not units["train"] & units["validation"] and not units["train"] & units["test"]
+    assert not units["validation"] & units["test"] and (1, 3, 2) not in set().union(*units.values())  # the example
+    row = splits["validation"][0]  # worked by hand: 19 + 13 - 24 = 8
+    assert (row["a"], row["b"], row["c"], row["answer"]) == (19, 13, 24, "8")
+    assert row["forms"]["symbolic"] == "What is 19+13-24?"
+    assert row["forms"]["words"] == "What is nineteen plus thirteen minus twenty-four?"
+    assert row["forms"]["narrative"].endswith("has 19 shells and gets 13 more, then gives 24 away. How many shells "
+                                              "does Sam have?")
+    assert all(int(r["answer"]) == r["a"] + r["b"] - r["c"] >= 1 for rows in splits.values() for r in rows)
+    spec = {"q0": "narrative", "seed": 0, "rephrasings": "rule", "problem": "sum_minus"}
+    rows = real_regimes.training_rows(spec, 3)
+    assert all(r["id"].startswith("train-") and r["id"].count("-") == 3 for r in rows)
+    assert all(" minus " in r["rephrasings"][1] for r in rows)
+    with pytest.raises(ValueError, match="valid problems are sum, sum_minus"):
+        real_regimes.problem_rows("train", problem="product")
+
+
+def test_the_sum_problems_keep_the_names_and_ids_their_cells_were_computed_with():
+    row = real_regimes.problem_rows("train", 1, seed=0)[0]  # the natural regime's cells trained on these rows
+    assert row["id"] == "train-6-19" and row["forms"]["narrative"] == ("Zoe has 6 shells and gets 19 more. How many "
+                                                                       "shells does Zoe have?")
 
 
 def test_rule_rows_rephrase_into_the_other_forms_and_model_rows_keep_what_the_file_has(tmp_path):
@@ -74,12 +102,18 @@ def test_a_premise_outside_the_band_stops_the_study_naming_the_group():
         real_regimes.q0_of(STUDY, [{**premise, "accuracy": {**premise["accuracy"], "narrative": 0.08}}])
 
 
-def test_a_declared_but_unimplemented_regime_is_refused_and_left_out_of_a_render(tmp_path):
+def test_a_regime_of_an_unimplemented_problem_is_refused_and_left_out_of_a_render(tmp_path):
+    groups = {**STUDY.task_options["groups"]}
+    groups["two_step"] = {**groups["two_step"], "problem": "product"}
+    study = dataclasses.replace(STUDY, task_options={**STUDY.task_options, "groups": groups})
     with pytest.raises(SystemExit, match="regime reasoning: declared"):
-        real_regimes.prepare(STUDY, _args(tmp_path, "--precision", "fp32"))
+        real_regimes.prepare(study, _args(tmp_path, "--precision", "fp32"))
     args = _args(tmp_path, "--render-only")
-    real_regimes.prepare(STUDY, args)
+    real_regimes.prepare(study, args)
     assert args.settings == ["natural", "model_made"]
+    args = _args(tmp_path, "--precision", "fp32")
+    real_regimes.prepare(STUDY, args)  # as declared, every regime's problem is implemented
+    assert args.settings == list(STUDY.settings)
     with pytest.raises(SystemExit):
         _args(tmp_path, "--settings", "natural,nonsense")
 

@@ -13,11 +13,15 @@ _SUM = "Q: What is 2+2?\nA: 2+2=4. \\boxed{4}\n"
 _STORY = "Q: Ann has 3 pens and gets 1 more. How many pens does Ann have?\nA: 3+1=4. \\boxed{4}\n"
 FEW_SHOT = _BOX + _SUM + _STORY + "Q: {question}\nA:"
 ONE_SHOT = _BOX + _STORY + "Q: {question}\nA:"
+_TWO_STEP = ("Q: Ann has 3 pens and gets 1 more, then gives 2 away. How many pens does Ann have?\n"
+             "A: 3+1=4. 4-2=2. \\boxed{2}\n")
+TWO_STEP = _BOX + _TWO_STEP + "Q: {question}\nA:"
 # paper: the paper's instruction, then the question; plain: the question alone; fewshot: two worked arithmetic
 # examples with a boxed answer first (what a 135M instruct model needs to box at all); oneshot: the second of them
-# only (about 25 fewer prompt tokens: benchmarks/real_throughput.py).
+# only (about 25 fewer prompt tokens: benchmarks/real_throughput.py); twostep: one worked two-step example (a sum,
+# then a difference) with its boxed answer.
 TEMPLATES = {"paper": PAPER_INSTRUCTION + "\n{question}", "plain": "{question}", "fewshot": FEW_SHOT,
-             "oneshot": ONE_SHOT}
+             "oneshot": ONE_SHOT, "twostep": TWO_STEP}
 
 
 def format_prompt(text: str, template: str = "paper", chat: bool = False, system: str | None = None):

@@ -40,6 +40,8 @@ TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen"
 NAMES = ("Tom", "Ann", "Raj", "Mia", "Leo", "Zoe", "Sam", "Ivy")
 ITEMS = ("apples", "pears", "coins", "books", "shells", "cards", "pens", "stones")
 FORMS = ("symbolic", "words", "narrative", "spelled")
+MINUS_SPLIT_SIZES = {"train": 200, "validation": 60, "test": 140}  # problems a + b - c (``split_minus``)
+MINUS_EXAMPLE = (3, 1, 2)  # the worked example of tagrpo.data.prompts' twostep template: in no split
 
 
 def word(n: int) -> str:
@@ -62,6 +64,39 @@ def render(a: int, b: int, form: str, name: str = "Tom", item: str = "pens") -> 
     if form == "spelled":
         return f"{name} has {word(a)} {item} and gets {word(b)} more. How many {item} does {name} have?"
     raise ValueError(f"form {form!r}: valid forms are {', '.join(FORMS)}")
+
+
+def render_minus(a: int, b: int, c: int, form: str, name: str = "Tom", item: str = "pens") -> str:
+    """The two-step problem ``a + b - c`` in ``form``: the story gets ``b`` more, then gives ``c`` away."""
+    if form == "symbolic":
+        return f"What is {a}+{b}-{c}?"
+    if form == "words":
+        return f"What is {word(a)} plus {word(b)} minus {word(c)}?"
+    if form in ("narrative", "spelled"):
+        x, y, z = (word(v) for v in (a, b, c)) if form == "spelled" else (a, b, c)
+        return (f"{name} has {x} {item} and gets {y} more, then gives {z} away. How many {item} does {name} "
+                "have?")
+    raise ValueError(f"form {form!r}: valid forms are {', '.join(FORMS)}")
+
+
+def split_minus(name: str) -> list[tuple[int, int, int]]:
+    """The two-step problems ``(a, b, c)`` of one split (``a, b`` in 1..SIZE-1, ``1 <= c < a + b``: the answer is
+    at least 1), in a fixed order: a seeded draw of ``MINUS_SPLIT_SIZES`` problems whose units (``{a, b}`` with
+    ``c``) are disjoint across splits, so no problem or its swap ``(b, a, c)`` is in two splits; the template's
+    worked example is in none. Each unit is asked in one order, its own seeded choice."""
+    if name not in MINUS_SPLIT_SIZES:
+        raise ValueError(f"split {name!r}: valid splits are {', '.join(MINUS_SPLIT_SIZES)}")
+    example = (min(MINUS_EXAMPLE[:2]), max(MINUS_EXAMPLE[:2]), MINUS_EXAMPLE[2])
+    units = [(a, b, c) for a in range(1, SIZE) for b in range(a, SIZE) for c in range(1, a + b)
+             if (a, b, c) != example]
+    random.Random(SPLIT_SEED).shuffle(units)
+    start = 0
+    for key, size in MINUS_SPLIT_SIZES.items():
+        if key == name:
+            return [(b, a, c) if random.Random(f"{a},{b},{c}").random() < 0.5 else (a, b, c)
+                    for a, b, c in units[start:start + size]]
+        start += size
+    raise AssertionError("unreachable")
 
 
 def _units(scheme: str) -> tuple[list, dict[str, int]]:

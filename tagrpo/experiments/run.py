@@ -36,6 +36,7 @@ class StudyArgs:
     workers: int = 2
     render_only: bool = False
     sweep_only: bool = False
+    premise_only: bool = False
     edge: bool = True  # the edge rule (a smoke test only: off)
     seeds: list[int] = field(default_factory=list)
     exploratory_seeds: list[int] = field(default_factory=list)
@@ -63,6 +64,8 @@ def parse(study: Study, results: str, argv: list[str] | None = None) -> StudyArg
     parser.add_argument("--out", default=results, help="where the JSON, markdown and plots go")
     parser.add_argument("--render-only", action="store_true", help="no training: write the files from the cells")
     parser.add_argument("--sweep-only", action="store_true", help="stop after the learning-rate sweep")
+    parser.add_argument("--premise-only", action="store_true",
+                        help="stop after the premise cells (check a regime before any of its arms runs)")
     parser.add_argument("--no-edge", dest="edge", action="store_false", help="no edge rule (a smoke test only)")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(study.seeds),
                         help="seeds of the base and primary arms (fewer than declared: a smoke test only)")
@@ -188,6 +191,9 @@ def execute(study: Study, args: StudyArgs, argv: list[str]) -> dict:
             raise SystemExit(f"no premise cell under {args.work_dir}: run without --render-only first")
         premise, q0 = task.q0_of(study, list(got.values()))
         print(f"q0's form: {q0}", flush=True)
+        if args.premise_only:
+            invocation.finish()
+            return {"premise": premise, "q0": q0}
     sweep, cells, rates = {}, {}, {}
     for tier, arms in (("primary", study.primary_arms), ("exploratory", study.exploratory_arms)):
         arms = tuple(a for a in arms if a in args.arms)

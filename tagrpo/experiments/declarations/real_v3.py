@@ -16,8 +16,8 @@ user meets (a setting each, ``task.real_regimes``), on SmolLM2-135M-Instruct:
   "fill_original"``: the missing slots are q0, ``tagrpo.data.short``).
 - ``reasoning``: a task whose answer takes two steps, ``a + b - c`` told as a story (q0 the narrative with digits,
   the rule-made rephrasings its symbolic, words and spelled forms), a completion budget of 48 tokens, a worked
-  two-step example with its boxed answer in the prompt of every arm. Declared here; its problem is implemented
-  before its premise runs (``real_regimes.PROBLEMS``; until then the runner refuses the regime).
+  two-step example with its boxed answer in the prompt of every arm (``tasks.sums.TWO_STEP``: the template
+  ``twostep``, 48 completion tokens; the problems ``real_task.split_minus``, 200 / 60 / 140).
 
 Each group of regimes (``GROUPS``: the regimes with the same problem, q0 and questions) first gets a premise cell:
 the base's accuracy in every form on validation problems; q0 in 10-70% or the group's regimes are redesigned before

@@ -22,23 +22,36 @@ from tagrpo.experiments import real_task
 from tagrpo.experiments.tasks import sums
 
 FORMS = real_task.FORMS
-PROBLEMS = ("sum",)  # implemented; a declared regime of another problem is refused by ``prepare``
+PROBLEMS = ("sum", "sum_minus")  # implemented; a declared regime of another problem is refused by ``prepare``
 PREMISE_SEED = 100
 
 
-def problem_rows(split: str, count: int | None = None, seed: int | None = None) -> list[dict]:
+def _problems(split: str, problem: str) -> list[tuple[dict, str, str]]:
+    """``(operands, id, answer)`` of the split's problems, in its fixed order."""
+    if problem == "sum":
+        return [({"a": a, "b": b}, f"{split}-{a}-{b}", str(a + b)) for a, b in real_task.split(split, "pairs")]
+    if problem == "sum_minus":
+        return [({"a": a, "b": b, "c": c}, f"{split}-{a}-{b}-{c}", str(a + b - c))
+                for a, b, c in real_task.split_minus(split)]
+    raise ValueError(f"problem {problem!r}: valid problems are {', '.join(PROBLEMS)}")
+
+
+def problem_rows(split: str, count: int | None = None, seed: int | None = None, problem: str = "sum") -> list[dict]:
     """The split's problems, each with its text in every form (``forms``), in a fixed order or a seed's."""
-    problems = real_task.split(split, "pairs")
+    problems = _problems(split, problem)
     if seed is not None:
         random.Random(seed).shuffle(problems)
     if count is not None and count > len(problems):
         raise ValueError(f"{count} {split} problems asked for; the split holds {len(problems)}")
     rows = []
-    for a, b in problems[:count]:
-        rng = random.Random(f"{a}+{b}")
+    for operands, name_id, answer in problems[:count]:
+        rng = random.Random("+".join(map(str, operands.values())))
         name, item = rng.choice(real_task.NAMES), rng.choice(real_task.ITEMS)
-        rows.append({"id": f"{split}-{a}-{b}", "a": a, "b": b, "answer": str(a + b),
-                     "forms": {f: real_task.render(a, b, f, name, item) for f in FORMS}})
+        if problem == "sum":
+            forms = {f: real_task.render(operands["a"], operands["b"], f, name, item) for f in FORMS}
+        else:
+            forms = {f: real_task.render_minus(*operands.values(), f, name, item) for f in FORMS}
+        rows.append({"id": name_id, **operands, "answer": answer, "forms": forms})
     return rows
 
 
@@ -57,7 +70,7 @@ def training_rows(spec: dict, count: int) -> list[dict]:
     """``count`` training rows of the cell's regime in its seed's order: q0 in the group's form, the rephrasings by
     rule (the other forms) or by model (``spec["rephrased"]``; a question with fewer than N keeps what it has)."""
     q0 = spec["q0"]
-    rows = problem_rows("train", count, spec["seed"])
+    rows = problem_rows("train", count, spec["seed"], spec.get("problem", "sum"))
     made = read_rephrased(spec["rephrased"]) if spec.get("rephrasings") == "model" else None
     return [{"id": r["id"], "prompt": r["forms"][q0], "answer": r["answer"],
              "rephrasings": made.get(r["id"], []) if made is not None else
@@ -133,7 +146,7 @@ def q0_of(study, premises: list[dict]) -> tuple[dict, dict]:
 def compute(spec: dict, out: str) -> dict:
     """One cell, as ``tasks.sums.compute`` computes it, on this task's questions and training rows."""
     setting = spec["setting"]
-    held = problem_rows(spec["split"], spec.get("questions"))
+    held = problem_rows(spec["split"], spec.get("questions"), problem=spec["problem"])
     rows = training_rows(spec, setting["questions"] * spec["steps"]) if spec["kind"] == "arm" else None
     return sums.compute(spec, out, held=held, train_rows=rows, render=texts)
 

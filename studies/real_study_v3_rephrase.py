@@ -1,0 +1,89 @@
+"""The model-made regime's training set (issue 45, item 1): ``tagrpo rephrase`` against SmolLM2-135M-Instruct served
+locally by ``transformers serve``, as a user would make it, committed before any of the regime's arms trains.
+
+    .venv/bin/python studies/real_study_v3_rephrase.py      # resumable: the rephrase cache is committed beside it
+
+Writes every training question of the narrative group (q0: the narrative with digits) to
+``outputs/real_study_v3_rephrase/questions.jsonl``, starts the server on 127.0.0.1, runs ``tagrpo rephrase`` (N = 3,
+its default types, templates and checks; temperature 0.7, 128 tokens) into ``real_v3.REPHRASED`` (with its cache,
+rejections and summary), stops the server and writes ``studies/results/real_study_v3_rephrased.md``: candidates asked
+and accepted, questions left with N, with fewer, with none. Both commands are printed as a user would type them.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+from tagrpo.data.jsonl import read_jsonl, write_jsonl
+from tagrpo.experiments.declarations.real_v3 import REPHRASED, STUDY
+from tagrpo.experiments.tasks import real_regimes
+from tagrpo.models import fetch_model
+from tagrpo.rephrase import RephraseConfig, run_rephrase
+
+PORT = 8765
+REPORT = REPHRASED.removesuffix(".jsonl") + ".md"
+
+
+def serve(model: str, log: str) -> subprocess.Popen:
+    cmd = [os.path.join(os.path.dirname(sys.executable), "transformers"), "serve", "--host", "127.0.0.1",
+           "--port", str(PORT), "--dtype", "float32", model]
+    print(" ".join(cmd[1:]) + " &", flush=True)
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"transformers serve exited with {proc.returncode}; its log: {log}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(1)
+    proc.kill()
+    raise SystemExit(f"transformers serve did not answer /health in 300 s; its log: {log}")
+
+
+def report(summary: dict, asked: int, command: str) -> str:
+    rows = {r["id"]: len(r.get("rephrasings") or []) for r in read_jsonl(REPHRASED)}
+    n = summary["n"]
+    full, none = sum(v >= n for v in rows.values()), sum(v == 0 for v in rows.values())
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(summary["rejected_by_reason"].items())) or "none"
+    return "\n".join([
+        "# The model-made regime's rephrasings (real study v3)", "",
+        f"`{command}` against SmolLM2-135M-Instruct served by `transformers serve` on this CPU "
+        f"({summary['elapsed_s'] / 60:.1f} min, {summary['requests']} requests, {summary['prompt_tokens']} prompt and "
+        f"{summary['completion_tokens']} completion tokens).", "",
+        "| questions | candidates asked | accepted | with N = 3 | with fewer | with none |",
+        "|---|---|---|---|---|---|",
+        f"| {asked} | {asked * n} | {summary['accepted']} | {full} | {len(rows) - full - none} | {none} |", "",
+        f"Rejected by the checks: {reasons}. A question with fewer than N trains as the trainer's default does "
+        "(`short_rephrasings=\"fill_original\"`: the missing slots repeat q0; `tagrpo/data/short.py`).", "",
+        f"Files: `{REPHRASED}` (the data set the regime trains on), its `.cache.jsonl` (every reply), "
+        "`.rejected.jsonl` (each rejection with its reason) and `.summary.json`.", ""])
+
+
+if __name__ == "__main__":
+    group = STUDY.task_options["groups"][STUDY.task_options["regimes"]["model_made"]["group"]]
+    work = os.path.join("outputs", "real_study_v3_rephrase")
+    questions = [{"id": r["id"], "prompt": r["forms"][group["q0"]], "answer": r["answer"]}
+                 for r in real_regimes.problem_rows("train")]
+    data = write_jsonl(os.path.join(work, "questions.jsonl"), questions)
+    model = fetch_model("smollm2-135m")
+    cfg = RephraseConfig(data=data, n=3, base_url=f"http://127.0.0.1:{PORT}/v1", model=model, out=REPHRASED,
+                         max_tokens=128, concurrency=4, timeout_s=600)
+    command = (f"tagrpo rephrase --data {data} --n 3 --base-url {cfg.base_url} --model {model} --out {REPHRASED} "
+               "--max-tokens 128 --concurrency 4 --timeout-s 600")
+    server = serve(model, os.path.join(work, "serve.log"))
+    try:
+        print(command, flush=True)
+        summary = run_rephrase(cfg)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    with open(REPORT, "w", encoding="utf-8") as f:
+        f.write(report(summary, len(questions), command))
+    print(json.dumps({k: summary[k] for k in ("accepted", "complete_questions", "short_questions")}))
