@@ -72,14 +72,15 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     summary = run_probe(cfg)
     wall = time.perf_counter() - start
-    real = load_map()["real"]
+    (real,) = [p for p in load_map()["points"] if p["source"] == "studies/results/real_study_v2.json"]
     result = {
         "command": "python benchmarks/probe_time.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "machine": machine(), "load_average_before": load_before, "load_average_after": os.getloadavg(),
         "model": model, "questions": summary["questions"], "n": summary["n"], "wall_s": round(wall, 1),
         "limit_s": LIMIT_S, "within_limit": wall <= LIMIT_S, "probe": {k: summary[k] for k in (
             "shares", "per_type", "grpo", "ta_grpo", "q0_pass_rate", "placement")},
-        "study": {"q0_zero_share": real["q0_zero_share"], "rescued_from_all_wrong": real["rescued_from_all_wrong"]},
+        "study": {"q0_zero_share": real["measured"]["q0_all_wrong"], "questions": real["measured"]["questions"],
+                  "rescued_from_all_wrong": real["rescued_from_all_wrong"]},
     }
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "probe_time.json"), "w", encoding="utf-8") as f:
@@ -91,7 +92,8 @@ def main(argv=None) -> int:
 
     compare = [
         ["q0 all wrong (0 of 8): hidden + unreachable", f"{100 * (sh['hidden'] + sh['unreachable']):.1f}",
-         f"base, 3 seeds x 140 test questions: {ci(study['q0_zero_share'])}"],
+         f"base, {study['q0_zero_share']['n']} seeds x {study['questions']} test questions: "
+         f"{ci(study['q0_zero_share'])}"],
         ["hidden (q0 0 of 8, a rephrasing right)", f"{100 * sh['hidden']:.1f}", "-"],
         ["rescued from an all-wrong q0 group at N=3, G=2",
          f"{100 * summary['ta_grpo']['rescued_from_all_wrong']:.1f} (expected, base model)",
@@ -106,7 +108,7 @@ def main(argv=None) -> int:
         f"{summary['questions'] * 4 * summary['n']} responses of at most {cfg.max_new_tokens} tokens), transformers on "
         f"the CPU ({result['machine'].get('torch_threads')} torch threads), from scratch: **{wall:.0f} s** "
         f"(bound {LIMIT_S} s: {'met' if wall <= LIMIT_S else 'NOT met'}).", "",
-        "## The probe against the real study (studies/results/real_study.json, via tagrpo/evaluation/regime_map.json)",
+        "## The probe against the real study (studies/results/real_study_v2.json, via the regime map)",
         "", markdown_table(["quantity", "probe %", "study %"], compare), "",
         "The study's rescue is measured on the model as it trains (the share falls as q0 is learned), the probe's on "
         "the base: the probe predicts the first steps' rescue, not the run's mean.", "",

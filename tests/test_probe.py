@@ -1,18 +1,20 @@
-"""``tagrpo probe``: its arithmetic on hand-worked counts, the shipped regime map against its sources, and the
-command end to end on the regime world's shipped base (three files, resume, refusals in one line)."""
+"""``tagrpo probe``: its arithmetic on hand-worked counts, the placement rule and the report on hand-made maps and on
+the shipped one, and the command end to end on the regime world's shipped base (three files, resume, refusals in one
+line). The shipped map against its sources: tests/test_regime_map.py."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from script_loader import load_script
 
 from tagrpo.cli import main
 from tagrpo.evaluation import probe_math as pm
-from tagrpo.evaluation.probe_report import MAP, load_map, place
+from tagrpo.evaluation import probe_report as pr
 from tagrpo.toy.regime import question_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,13 +79,120 @@ def test_per_type_shift_and_positions():
     assert out["rephrasing 1"]["questions"] == 1 and math.isnan(out["rephrasing 1"]["shift_ci95"][0])
 
 
-def test_the_shipped_map_is_what_its_sources_say():
-    generator = load_script(ROOT / "tools" / "regime_map.py")
-    shipped = load_map()
-    assert shipped["toy"] == json.loads(json.dumps(generator.toy_points()))
-    assert shipped["real"] == json.loads(json.dumps(generator.real_point()))
-    assert MAP.name == "regime_map.json"
-    assert place(0.5, shipped)["hard_share"] == 0.6 and place(0.02, shipped)["hard_share"] == 0.0
+def _contrast(subset, k, m, lo, hi, p):
+    return {"subset": subset, "k": k, "mean": m, "lo": lo, "hi": hi, "n": 10, "p_holm": p, "verdict": "any"}
+
+
+def _point(world, share, shift, contrasts, **extra):
+    return {"world": world, "source": f"studies/results/{world}.json", "model": f"{world} model", "task": "sums",
+            "q0_form": "spelled", "num_rephrasings": 3, "num_generations": 2, "seeds": 10, "contrasts": contrasts,
+            "measured": {"q0_all_wrong": {"mean": share}, "mean_shift": None if shift is None else {"mean": shift},
+                         "probe_n": 8}, **extra}
+
+
+# A hand-made map: one real model (50% q0 all wrong, rephrasings +20 pp), the toy base at two hard shares.
+REAL = _point("real", 0.50, 0.20, [_contrast("all", 1, 0.10, 0.05, 0.15, 0.001)], regime="q0 spelled")
+TOY_06 = _point("embedded", 0.57, 0.52, [_contrast("all", 1, -0.128, -0.158, -0.097, 1e-4),
+                                         _contrast("all", 64, 0.31, 0.24, 0.39, 1e-4)],
+                hard_share=0.6, toy_base="toy_regime")
+TOY_0 = _point("embedded", 0.004, 0.41, [_contrast("all", 1, -0.02, -0.03, -0.01, 0.02),
+                                         _contrast("all", 64, 0.0, 0.0, 0.0, 1.0)],
+               hard_share=0.0, toy_base="toy_regime")
+MINI = {"points": [REAL, TOY_06, TOY_0]}
+LLM = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+def _summary(monkeypatch, model, hidden, reph=4, total=200, regime=MINI):
+    """``hidden`` questions with q0 0 of 8 and every rephrasing ``reph`` of 8 (shift reph/8 each), the rest with q0
+    and every rephrasing 4 of 8 (shift 0): q0 all wrong on hidden/total, mean shift hidden/total * reph/8."""
+    monkeypatch.setattr(pr, "load_map", lambda: regime)
+    records = [rec(0, [reph] * 3, n=8) | {"id": str(i)} for i in range(hidden)]
+    records += [rec(4, [4] * 3, n=8) | {"id": str(i)} for i in range(hidden, total)]
+    cfg = SimpleNamespace(model=model, data="rows.jsonl", hard_share=None, reward="math", n=8, questions=total,
+                          num_rephrasings=3, num_generations=8)
+    return pr.summarize(records, cfg, rows=total, notes=[])
+
+
+def test_an_llm_near_a_real_point_expects_what_it_measured(monkeypatch):
+    s = _summary(monkeypatch, LLM, hidden=110)  # 55% all wrong, shift 0.55 * 0.5 = +27.5 pp: 5 and 7.5 pp from REAL
+    assert (s["q0_all_wrong"], s["mean_shift"]) == pytest.approx((0.55, 0.275))
+    assert s["placement"]["near"] and s["placement"]["source"] == "studies/results/real.json"
+    assert s["placement"]["distance"]["scaled"] == pytest.approx(0.75)
+    assert s["conclusion"].startswith("Expect TA-GRPO to raise pass@1 compared with equal-sampling GRPO")
+    assert "raised pass@1 by 10.0 pp [5.0, 15.0]" in s["recommendation"][2]
+
+
+def test_an_llm_far_from_every_real_point_cannot_tell_even_beside_a_toy_point(monkeypatch):
+    far = _summary(monkeypatch, LLM, hidden=60)  # 30% all wrong: 20 pp from REAL
+    assert not far["placement"]["near"] and far["conclusion"].startswith("Cannot tell")
+    # the toy point at h=0.6 reads exactly like this (60% all wrong, +52.5 pp), but an LLM goes by real points only
+    like_toy = _summary(monkeypatch, LLM, hidden=120, reph=7)
+    assert pr._distance(like_toy, TOY_06)["scaled"] <= 1.0
+    assert not like_toy["placement"]["near"] and like_toy["placement"]["source"] == "studies/results/real.json"
+    assert any(x.startswith("Weaker context, from a toy model") and "at hard share 0.6" in x
+               for x in like_toy["recommendation"])
+    few = _summary(monkeypatch, LLM, hidden=28, total=50)  # near REAL in shares, but 50 < MIN_QUESTIONS questions
+    assert not few["placement"]["near"] and "a probe of 100 questions" in few["conclusion"]
+
+
+def test_a_toy_model_is_placed_on_the_embedded_points(monkeypatch):
+    s = _summary(monkeypatch, "toy_regime", hidden=120, reph=7)  # 60% all wrong, shift 0.6 * 7/8 = +52.5 pp
+    assert s["placement"]["near"] and s["placement"]["world"] == "embedded"
+    assert s["placement"]["point"].endswith("at hard share 0.6")
+    assert s["conclusion"].startswith("Expect TA-GRPO to lower pass@1 but raise pass@64 compared with")
+    assert any(x.startswith("On a real LLM, for comparison") for x in s["recommendation"])
+
+
+def test_which_models_are_toys():
+    assert pr.is_toy_model("toy_regime") and pr.is_toy_model(BASE) and pr.is_toy_model("toy_world")
+    assert not pr.is_toy_model(LLM) and not pr.is_toy_model(str(ROOT / "tagrpo" / "toy"))
+
+
+def test_a_point_without_a_shift_is_compared_on_the_share_alone(monkeypatch):
+    made = _point("real", 0.30, None, [_contrast("all", 1, 0.0, -0.05, 0.05, 1.0)], regime="model-made")
+    s = _summary(monkeypatch, LLM, hidden=60, regime={"points": [made]})  # 30% all wrong, shift +15 pp
+    assert s["placement"]["near"] and s["placement"]["distance"]["shift"] is None
+    assert s["conclusion"].startswith("Expect TA-GRPO to make no clear difference to pass@1")
+
+
+OPENING = re.compile(r"^\*\*(Expect [^.]+; confirm it with [^.]+|Cannot tell [^.]+; find out with [^.]+)\.\*\*$")
+JARGON = ("refuted", "reproduced", "inconclusive", "verdict", "cheaper")
+
+
+@pytest.mark.parametrize(("model", "hidden", "reph"), [(LLM, 110, 4), (LLM, 60, 4), ("toy_regime", 120, 7),
+                                                        ("toy_regime", 10, 4)])
+def test_the_report_opens_with_one_conclusion_and_speaks_plainly(monkeypatch, model, hidden, reph):
+    for regime in (MINI, json.loads(pr.MAP.read_text(encoding="utf-8"))):  # the hand-made map and the shipped one
+        s = _summary(monkeypatch, model, hidden=hidden, reph=reph, regime=regime)
+        text = pr.markdown(s)
+        opening = text.split("\n")[2]
+        plain = re.sub(r"\d+\.\d+", "X", re.sub(r"`[^`]*`", "CMD", opening))  # commands and decimals aside,
+        assert OPENING.match(plain), opening  # one sentence
+        assert not [w for w in JARGON if w in text.lower()]
+        assert 3 <= len(s["recommendation"]) <= 6
+        assert all(re.search(r"\((probe\.json|studies/results/[\w.]+\.json)\)\.$", x) for x in s["recommendation"])
+
+
+def test_costs_are_stated_per_arm(monkeypatch):
+    s = _summary(monkeypatch, LLM, hidden=110)  # N=3, G=8; adaptive: 8 + U*3*8 with U the zero-signal share
+    (cost,) = [x for x in s["recommendation"] if x.startswith("Cost per question")]
+    adaptive = 8 + s["grpo"]["zero_signal_share"] * 24
+    assert cost.startswith("Cost per question: TA-GRPO and equal-sampling GRPO the same 32 rollouts ((N+1)·G, N=3, "
+                           f"G=8); GRPO 8; the adaptive pool modes about {adaptive:.1f}")
+    assert "num_rephrasings=0 num_generations=32` (the same rollouts)" in s["conclusion"]
+
+
+def test_the_shipped_map_places_smollm2_on_sums_at_its_study(monkeypatch):
+    """benchmarks/results/probe_time.md: SmolLM2-135M-Instruct's probe of the sums had 57% of q0 all wrong and
+    rephrasings +16.6 pp (symbolic +34.0, words +4.8, narrative +11.1): within the rule's distance of real v2."""
+    shipped = json.loads(pr.MAP.read_text(encoding="utf-8"))
+    (v2,) = [p for p in shipped["points"] if p["source"] == "studies/results/real_study_v2.json"]
+    probe = {"q0_all_wrong": 0.57, "mean_shift": (0.340 + 0.048 + 0.111) / 3}
+    assert pr._distance(probe, v2)["scaled"] <= 1.0
+    s = _summary(monkeypatch, LLM, hidden=110, regime={"points": [v2]})
+    assert s["conclusion"].startswith("Expect TA-GRPO to raise pass@1")
+    assert "raised pass@1 by 11.8 pp [6.6, 17.1]" in s["recommendation"][2] and "10 seeds, Holm-corrected" in \
+        s["recommendation"][2]
 
 
 def _probe(tmp_path, *extra):
@@ -102,10 +211,9 @@ def test_probe_end_to_end_resumes_and_refuses_another_setting(tmp_path, capsys):
     assert sum(report["shares"].values()) == pytest.approx(1.0)
     assert set(report["per_type"]) == {"symbolic", "narrative", "words"}
     assert all("(" in s and s.rstrip().endswith(").") for s in report["recommendation"])
-    (real,) = [s for s in report["recommendation"] if s.startswith("On a real model")]
-    assert "decided 4 of its 4 primary contrasts at Holm" in real and real.count("(reproduced") == 4  # each once
-    (split,) = [s for s in report["recommendation"] if s.startswith("Split after its verdicts")]
-    assert "pass@1 on the hard subset" in split and "pass@1 on the rest" in split and "post hoc" in split
+    assert report["placement"]["world"] == "embedded"  # the shipped toy base: the embedded points
+    assert report["conclusion"].startswith("Cannot tell") and "a probe of 100 questions" in report["conclusion"]
+    assert (out / "probe.md").read_text().split("\n")[2] == f"**{report['conclusion']}**"
     assert _probe(tmp_path) == 0
     assert json.loads((out / "probe.json").read_text())["sampled"] == 0
     capsys.readouterr()

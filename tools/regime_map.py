@@ -1,20 +1,33 @@
-"""The regime map that ``tagrpo probe`` places a data set on, summarised from the committed study results.
+"""The regime map that ``tagrpo probe`` places a model and its data on, summarised from the current studies.
 
     .venv/bin/python tools/regime_map.py        # rewrites tagrpo/evaluation/regime_map.json
 
-Reads ``studies/results/toy_regime.json`` (the embedded regime world: per hard share h, the base's share of
-held-out questions with 0 correct of 64 on q0, and the pre-registered contrasts of TA-GRPO against equal-sampling
-GRPO), ``studies/results/toy_premise.json`` (the same share on the premise's questions, with its interval) and
-``studies/results/real_study_v2.json`` (SmolLM2-135M-Instruct on sums, the second study: the base's q0 share with
-0 of 8, the rescue TA-GRPO's pools measured during training, its contrasts). Every number of the output is read
-from one of these files, and each entry names the file it came from, so every sentence of a probe's
-recommendation can name its source. studies/ is not installed; the package ships this summary (package data of
-``tagrpo.evaluation``).
+Each point is one measured setting: where it was measured (``world``: ``embedded`` for the regime world's toy bases,
+``real`` for a pretrained LLM), its source file, model, task, q0's form, TA-GRPO's N and G, the seeds, what
+``tagrpo probe`` would measure there (``measured``) and the primary contrasts TA-GRPO - equal-sampling GRPO
+(``contrasts``: mean, 95% interval, seeds, Holm p, the study's verdict). Sources, the current studies only:
+
+- ``studies/results/toy_regime_v2.json``: the embedded regime world, hard share h = 0, 0.6, 0.9, its shipped base;
+- ``studies/results/toy_capacity.json``: the same world at h = 0.6 on a 4x larger base, 5 seeds;
+- ``studies/results/real_study_v2.json``: SmolLM2-135M-Instruct on sums, q0 spelled numbers, 10 seeds;
+- ``studies/results/real_study_v3.json`` when it exists: one point per regime (its verdicts' ``knob``) with primary
+  verdicts; skipped while absent.
+
+``measured`` comes from each study's base cells (the ``results`` of the JSON, else the committed cells beside it):
+``q0_all_wrong``, the share of test questions whose q0 gets none of ``PROBE_N`` samples right (what the probe
+reports as hidden + unreachable; from counts of more samples, the unbiased hypergeometric estimate
+C(S - c, 8) / C(S, 8) per question), and ``mean_shift``, the rephrasing forms' mean pass rate minus q0's (the probe's
+per-type shifts, averaged). The cells hold no per-question counts of the rephrasings, so the hidden share itself
+(q0 all wrong and a rephrasing right) is not measured at any point; ``how`` says so. The sha256 of every source file
+is stored; ``tests/test_regime_map.py`` rebuilds the map and fails when it differs from the committed one.
 """
 
 from __future__ import annotations
 
+import glob
+import hashlib
 import json
+from math import comb
 from pathlib import Path
 from statistics import mean
 
@@ -22,6 +35,20 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = "studies/results"
 OUT = ROOT / "tagrpo" / "evaluation" / "regime_map.json"
 CONTRAST = ("ta_grpo", "equal_sampling")  # the primary contrast the map reports: TA-GRPO - equal-sampling GRPO
+PROBE_N = 8  # the probe's default samples per variant: q0_all_wrong is the share it would see at this n
+FORMS = ("spelled", "symbolic", "words", "narrative")  # the sums task's forms (tagrpo/experiments/real_task.py)
+EMBEDDED = {"q0": "spelled", "rephrasings": ("symbolic", "narrative", "words")}  # the regime world's probe data
+HOW = (f"from the base cells: share of test questions with q0 0 of {PROBE_N} (hidden + unreachable in the probe's "
+       "terms; the cells hold no per-question counts of the rephrasings, so the hidden share alone is not known); "
+       "mean shift: the rephrasing forms' mean pass rate minus q0's")
+
+
+def _r(x):
+    return None if x is None else float(f"{x:.6g}")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _load(name: str) -> dict:
@@ -31,77 +58,125 @@ def _load(name: str) -> dict:
 def _interval(values: list[float]) -> dict:
     from tagrpo.evaluation.stats import interval
 
-    return interval(values)
+    return {k: _r(v) if k != "n" else v for k, v in interval(values).items()}
 
 
-def _verdict(v: dict, source: str) -> dict:
-    keys = ("subset", "k", "mean", "lo", "hi", "n", "p", "p_holm", "verdict", "primary")
-    return {**{k: v.get(k) for k in keys}, "contrast": f"{v['arm']} - {v['ref']}", "source": source}
+def _base_cells(study: dict, cells_dir: str) -> tuple[list[dict], list[str]]:
+    """The study's base cells on test questions: from its JSON's ``results``, else from the committed cells."""
+    if isinstance(study.get("results"), list):
+        return [c for c in study["results"] if c["spec"]["kind"] == "base" and c["spec"]["split"] == "test"], []
+    paths = sorted(glob.glob(str(ROOT / RESULTS / cells_dir / "**" / "test" / "**" / "base" / "result.jsonl"),
+                   recursive=True))
+    cells = [json.loads(Path(p).read_text(encoding="utf-8").splitlines()[-1]) for p in paths]
+    return [c for c in cells if c["spec"]["kind"] == "base"], [str(Path(p).relative_to(ROOT)) for p in paths]
 
 
-def _rescue(cell: dict) -> float:
-    return mean(s["tagrpo/rescued/from_zero"] for s in cell["steps"])
+def all_wrong_at_probe_n(counts: list[int], samples: int) -> float:
+    """Expected share of questions with q0 0 of ``PROBE_N`` right, from counts of ``samples`` (hypergeometric)."""
+    if samples < PROBE_N:
+        raise ValueError(f"base cells with {samples} samples cannot say what {PROBE_N} samples would see")
+    return mean(comb(samples - c, PROBE_N) / comb(samples, PROBE_N) for c in counts)
 
 
-def toy_points() -> dict:
-    source, premise_source = f"{RESULTS}/toy_regime.json", f"{RESULTS}/toy_premise.json"
-    study, premise = _load("toy_regime.json"), _load("toy_premise.json")
-    bases = [c for c in study["cells"] if c["spec"]["kind"] == "base"]
-    arms = [c for c in study["cells"] if c["spec"]["kind"] != "base" and c["spec"]["arm"] == CONTRAST[0]]
-    knobs = sorted({c["spec"]["knob"] for c in bases})
-    premise_knob = {round(k["hard_share"], 6): k for k in premise["knob"]}
-    points = []
-    for h in knobs:
-        zero = [sum(x == 0 for x in c["counts"]) / len(c["counts"]) for c in bases if c["spec"]["knob"] == h]
-        verdicts = [_verdict(v, source) for v in study["verdicts"]
-                    if v["knob"] == h and (v["arm"], v["ref"]) == CONTRAST and v["primary"]]
-        rescue = [_rescue(c) for c in arms if c["spec"]["knob"] == h]
-        p = premise_knob.get(round(h, 6))
-        points.append({
-            "hard_share": h,
-            "hidden_share": {**_interval(zero), "samples": bases[0]["samples"], "source": source},
-            "premise_hidden_share": None if p is None else {"mean": p["zero_of_n_on_q0"], "lo": p["ci95"][0],
-                                                              "hi": p["ci95"][1], "samples": premise["samples"],
-                                                              "source": premise_source},
-            "ta_grpo_rescued_from_all_wrong": {**_interval(rescue), "source": source},
-            "verdicts": verdicts,
-        })
-    arm = arms[0]
-    return {"source": source, "world": "the embedded regime world (tagrpo/toy/regime.py) on its shipped base",
-            "num_rephrasings": arm["num_rephrasings"], "num_generations": arm["num_generations"],
-            "eval_samples": bases[0]["samples"], "seeds": max(v["n"] for p in points for v in p["verdicts"]),
-            "points": points}
+def measured(bases: list[dict], q0: str, rephrasings: tuple[str, ...] | None) -> dict | None:
+    if not bases:
+        return None
+    shift, formed = None, [c for c in bases if c.get("forms")]  # some cells measured q0's form alone
+    if rephrasings is not None and formed:
+        shift = _interval([mean(c["forms"][f] for f in rephrasings) - c["forms"][q0] for c in formed])
+    return {"q0_all_wrong": _interval([all_wrong_at_probe_n(c["counts"], c["samples"]) for c in bases]),
+            "q0_zero_share": _interval([sum(x == 0 for x in c["counts"]) / len(c["counts"]) for c in bases]),
+            "samples": bases[0]["samples"], "questions": len(bases[0]["counts"]), "probe_n": PROBE_N,
+            "mean_shift": shift, "hidden": None, "how": HOW if shift is not None else HOW.split("; mean")[0]}
 
 
-def real_point() -> dict:
-    source = f"{RESULTS}/real_study_v2.json"  # the second real study (issue 33): clean splits, 10 seeds
-    study = _load("real_study_v2.json")
-    bases = [c for c in study["results"] if c["spec"]["kind"] == "base"]
-    zero = [sum(x == 0 for x in c["counts"]) / len(c["counts"]) for c in bases]
-    rescue = {}
+def contrasts(study: dict, knob) -> list[dict]:
+    keys = ("subset", "k", "mean", "lo", "hi", "n", "p_holm")
+    return [{**{k: _r(v[k]) if isinstance(v[k], float) else v[k] for k in keys}, "verdict": v["verdict"]}
+            for v in study["verdicts"] if v["primary"] and (v["arm"], v["ref"]) == CONTRAST
+            and v.get("versus") is None and v["knob"] == knob]
+
+
+def _point(world, source, model, task, q0, arm, study, knob, bases, rephrasings, **extra) -> dict:
+    verdicts = contrasts(study, knob)
+    return {"world": world, "source": f"{RESULTS}/{source}", "model": model, "task": task, "q0_form": q0,
+            **extra, "num_rephrasings": arm["num_rephrasings"], "num_generations": arm["num_generations"],
+            "seeds": max(v["n"] for v in verdicts), "measured": measured(bases, q0, rephrasings),
+            "contrasts": verdicts}
+
+
+def _embedded_arm(cells_dir: str, knob: float) -> dict:
+    pattern = str(ROOT / RESULTS / cells_dir / "**" / "test" / f"h{knob:g}" / "seed0" / "ta_grpo_lr*" / "result.jsonl")
+    (path,) = glob.glob(pattern, recursive=True)
+    return json.loads(Path(path).read_text(encoding="utf-8").splitlines()[-1])
+
+
+def embedded_points() -> tuple[list[dict], dict]:
+    task = "the embedded regime world (tagrpo/toy/regime.py): a + b - c in words, q0 spelled numbers"
+    points, cells = [], {}
+    for source, cells_dir, model in (
+            ("toy_regime_v2.json", "toy_regime_v2_cells", "the regime world's shipped toy base"),
+            ("toy_capacity.json", "toy_capacity_cells", "a 4x larger toy base of the regime world")):
+        study = _load(source)
+        bases, paths = _base_cells(study, cells_dir)
+        cells[f"{RESULTS}/{cells_dir}"] = hashlib.sha256("".join(_sha256(ROOT / p) for p in paths).encode()).hexdigest()
+        for knob in sorted({v["knob"] for v in study["verdicts"] if v["primary"]}):
+            mine = [c for c in bases if c["spec"]["knob"] == knob]
+            points.append(_point("embedded", source, model, task, EMBEDDED["q0"], _embedded_arm(cells_dir, knob),
+                                 study, knob, mine, EMBEDDED["rephrasings"], hard_share=knob,
+                                 toy_base="toy_regime" if cells_dir == "toy_regime_v2_cells" else None))
+    return points, cells
+
+
+def rescued(study: dict, knob) -> dict | None:
+    """Per arm of the contrast, the share of questions per step whose all-wrong q0 group its pools (TA-GRPO) or
+    its larger groups (equal-sampling GRPO) rescued during training, from the JSON's cells; None without them."""
+    cells = [c for c in study.get("results") or [] if c["spec"]["kind"] == "arm" and c["spec"]["split"] == "test"
+             and c["spec"].get("knob") == knob]
+    out = {}
     for arm in CONTRAST:
-        cells = [c for c in study["results"] if c["spec"].get("arm") == arm]
         key = "tagrpo/reference/rescued/from_zero" if arm == "equal_sampling" else "tagrpo/rescued/from_zero"
-        rescue[arm] = {**_interval([mean(s[key] for s in c["steps"]) for c in cells]), "source": source}
-    ta = study["arms"][CONTRAST[0]]
-    return {"source": source, "model": "SmolLM2-135M-Instruct", "task": "sums a+b (tagrpo/experiments/real_task.py)",
-            "q0_form": study["q0"], "num_rephrasings": ta["num_rephrasings"], "num_generations": ta["num_generations"],
-            "q0_zero_share": {**_interval(zero), "samples": bases[0]["samples"], "source": source},
-            "rescued_from_all_wrong": rescue,
-            "verdicts": [_verdict(v, source) for v in study["verdicts"] if v["primary"]],
-            "by_difficulty": [_verdict(v, source) for v in study["verdicts"]  # post hoc, uncorrected
-                              if v.get("subset", "all") != "all" and (v["arm"], v["ref"]) == CONTRAST and v["k"] == 1]}
+        runs = [mean(s[key] for s in c["steps"]) for c in cells if c["spec"].get("arm") == arm and c.get("steps")]
+        out[arm] = _interval(runs) if len(runs) > 1 else None
+    return out if all(out.values()) else None
+
+
+def real_points() -> list[dict]:
+    points = []
+    v2 = _load("real_study_v2.json")
+    bases, _ = _base_cells(v2, "real_study_v2_cells")
+    points.append(_point("real", "real_study_v2.json", "SmolLM2-135M-Instruct", "sums a + b", v2["q0"],
+                         v2["arms"][CONTRAST[0]], v2, None, bases, tuple(f for f in FORMS if f != v2["q0"]),
+                         regime="q0 spelled numbers, rule-made rephrasings", rescued_from_all_wrong=rescued(v2, None)))
+    if not (ROOT / RESULTS / "real_study_v3.json").exists():
+        return points
+    v3 = _load("real_study_v3.json")
+    bases, _ = _base_cells(v3, "real_study_v3_cells")
+    regimes, groups = v3["task_options"]["regimes"], v3["task_options"]["groups"]
+    for regime in [r for r in regimes if contrasts(v3, r)]:
+        group = groups[regimes[regime]["group"]]
+        q0 = v3["q0"][regime] if isinstance(v3.get("q0"), dict) else group["q0"]
+        mine = [c for c in bases if regime in c["spec"].get("knobs", [c["spec"].get("knob")])]
+        rule = regimes[regime]["rephrasings"] == "rule"  # model-made rephrasings are not among the base's forms
+        task = "sums a + b" if group["problem"] == "sum" else "two-step sums a + b - c"
+        points.append(_point("real", "real_study_v3.json", "SmolLM2-135M-Instruct", task, q0, v3["arms"][CONTRAST[0]],
+                             v3, regime, mine, tuple(f for f in FORMS if f != q0) if rule else None,
+                             regime=f"regime {regime}: q0 {q0}, {regimes[regime]['rephrasings']}-made rephrasings",
+                             rescued_from_all_wrong=rescued(v3, regime)))
+    return points
+
+
+def build() -> dict:
+    embedded, cells = embedded_points()
+    real = real_points()
+    names = ["toy_regime_v2.json", "toy_capacity.json", "real_study_v2.json", "real_study_v3.json"]
+    sources = {f"{RESULTS}/{n}": _sha256(ROOT / RESULTS / n) for n in names if (ROOT / RESULTS / n).exists()}
+    return {"generated_by": "tools/regime_map.py", "sources": sources, "base_cells_sha256": cells,
+            "contrast": "TA-GRPO - equal-sampling GRPO (the same rollouts per question)", "points": [*real, *embedded]}
 
 
 def main() -> int:
-    out = {
-        "generated_by": "tools/regime_map.py",
-        "toy": toy_points(),
-        "real": real_point(),
-        "open": ["on SmolLM2-135M-Instruct TA-GRPO raised pass@1 where the embedded world lost it; no larger model "
-                 "or real benchmark has been measured"],
-    }
-    OUT.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    OUT.write_text(json.dumps(build(), indent=1) + "\n", encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)}")
     return 0
 
