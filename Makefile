@@ -94,7 +94,7 @@ test-vllm: $(VLLM_VENV)/.installed
 
 # A resolver dry run for every extra and for verl's environment: none may silently become uninstallable. Nothing is
 # installed; pip reads the packages' metadata from the index (about a minute each for vllm and verl).
-EXTRAS := dev real embed vllm peft
+EXTRAS := dev real embed vllm peft deepspeed
 check-extras: $(VENV)/.installed
 	@for extra in $(EXTRAS); do \
 		echo "resolving tagrpo[$$extra]"; \

@@ -105,3 +105,47 @@ def test_resume_values(tmp_path):
     assert resolve_resume("true", str(tmp_path)) == str(tmp_path / "checkpoint-10")
     with pytest.raises(ValueError, match="no such checkpoint directory"):
         resolve_resume(str(tmp_path / "checkpoint-7"), str(tmp_path))
+
+
+def test_the_sampler_draws_an_epochs_order_from_the_epoch_alone():
+    from trl.trainer.utils import RepeatSampler
+
+    from tagrpo.trainer.checkpoint import EpochRepeatSampler, epoch_sampler
+
+    def fresh():
+        return epoch_sampler(RepeatSampler(list(range(7)), mini_repeat_count=1, shuffle=True, seed=3))
+
+    straight = fresh()
+    orders = []
+    for epoch in range(3):
+        straight.set_epoch(epoch)
+        orders.append(list(straight))
+    assert isinstance(straight, EpochRepeatSampler) and orders[0] != orders[1] != orders[2]
+    resumed = fresh()  # a run resumed in the third epoch: a new sampler, told its epoch
+    resumed.set_epoch(2)
+    assert list(resumed) == orders[2]
+    plain = RepeatSampler(list(range(7)), mini_repeat_count=1, shuffle=True, seed=3)
+    assert [list(plain) for _ in range(3)] == orders  # what an uninterrupted TRL sampler draws
+    unshuffled = epoch_sampler(RepeatSampler(list(range(7)), mini_repeat_count=1, shuffle=False))
+    unshuffled.set_epoch(1)
+    assert list(unshuffled) == list(range(7))
+
+
+@pytest.mark.slow
+def test_a_resume_past_the_first_epoch_keeps_the_uninterrupted_trajectory(model_dirs, tmp_path):
+    """6 questions, one a step: checkpoint-6 ends epoch 1; resumed from it, steps 7-9 see epoch 2's questions."""
+    import shutil
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in pool_rows(num_questions=6)))
+    model, extra = model_dirs["qwen3"], ("max_steps=9", "save_steps=3")
+    straight = _run(_args(model, data, tmp_path / "a", *extra))
+    assert straight.returncode == 0, straight.stderr[-2000:]
+    shutil.copytree(tmp_path / "a" / "checkpoint-6", tmp_path / "b" / "checkpoint-6")
+    resumed = _run(_args(model, data, tmp_path / "b", *extra, "resume_from_checkpoint=auto"))
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    a, b = _steps(tmp_path / "a"), _steps(tmp_path / "b")
+    assert [s["step"] for s in b] == [7, 8, 9]
+    assert [(s["loss"], s["reward"]) for s in b] == [(s["loss"], s["reward"]) for s in a[6:]]
+    wa, wb = (load_file(str(tmp_path / d / "final" / "model.safetensors")) for d in "ab")
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)

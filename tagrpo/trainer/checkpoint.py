@@ -11,6 +11,11 @@ A process killed while saving leaves a ``checkpoint-N`` folder without all its f
 folder in place, not by rename). ``tagrpo_state.json`` is written last, atomically, after transformers' own files,
 so a folder without it is incomplete: ``last_checkpoint`` skips it (transformers' ``get_last_checkpoint`` would
 pick it and the resume would fail with "Can't find a valid checkpoint").
+
+TRL's ``RepeatSampler`` seeds its shuffle once and draws one order per pass, and transformers 5 does not replay
+the epochs a resumed run skips: resumed in epoch 2 or later, a run drew epoch 1's order again. ``epoch_sampler``
+gives the sampler a ``set_epoch`` (which transformers and accelerate call before every epoch) that reseeds and
+skips the earlier epochs' orders, so the order depends on the epoch alone, as in an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -21,8 +26,10 @@ import os
 import re
 import time
 
+import torch
 from transformers import TrainerCallback
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+from trl.trainer.utils import RepeatSampler
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +52,23 @@ class CheckpointState(TrainerCallback):
             with open(path + ".tmp", "w", encoding="utf-8") as f:
                 json.dump(self.trainer._tagrpo_state(), f)
             os.replace(path + ".tmp", path)
+
+
+class EpochRepeatSampler(RepeatSampler):
+    """TRL's ``RepeatSampler`` whose order in epoch ``e`` is the ``e``-th the seed draws, whatever came before."""
+
+    def set_epoch(self, epoch: int) -> None:
+        if self.shuffle and self.seed is not None:
+            self.generator.manual_seed(self.seed)
+            for _ in range(epoch):
+                torch.randperm(self.num_samples, generator=self.generator)
+
+
+def epoch_sampler(sampler):
+    """``sampler`` (TRL's ``_get_train_sampler``'s) with ``set_epoch`` when it is TRL's ``RepeatSampler``."""
+    if type(sampler) is RepeatSampler:
+        sampler.__class__ = EpochRepeatSampler
+    return sampler
 
 
 def last_checkpoint(output_dir: str) -> str | None:

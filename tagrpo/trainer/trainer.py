@@ -89,7 +89,7 @@ from tagrpo.core import (
     shaped_advantages,
 )
 from tagrpo.generation import shared_prompt_generation
-from tagrpo.trainer.checkpoint import CheckpointState, checkpoint_to_resume, read_state
+from tagrpo.trainer.checkpoint import CheckpointState, checkpoint_to_resume, epoch_sampler, read_state
 from tagrpo.trainer.compact import completion_positions_only
 from tagrpo.trainer.completions import replace_tail, reward_rows, variant_labels
 from tagrpo.trainer.config import TAGRPOConfig
@@ -351,6 +351,9 @@ class TAGRPOTrainer(GRPOTrainer):
         if saved is not None:
             self._restore_tagrpo_state(saved)
         return super().train(folder if resume_from_checkpoint is True else resume_from_checkpoint, *args, **kwargs)
+
+    def _get_train_sampler(self, dataset=None):
+        return epoch_sampler(super()._get_train_sampler(dataset))  # an epoch's order survives a resume
 
     def _tagrpo_state(self) -> dict:
         """What ``tagrpo_state.json`` holds (``tagrpo.trainer.checkpoint``); subclasses add their own keys."""
