@@ -36,19 +36,21 @@ def test_held_out_problems_are_never_trained_and_a_problem_keeps_its_name_in_eve
 
 
 def test_the_reasoning_regime_asks_two_steps_in_every_form_on_disjoint_problems():
-    splits = {s: real_regimes.problem_rows(s, problem="sum_minus") for s in ("train", "validation", "test")}
-    assert {s: len(r) for s, r in splits.items()} == {"train": 200, "validation": 60, "test": 140}
+    splits = {s: real_regimes.problem_rows(s, problem="sum_minus", top=10) for s in ("train", "validation", "test")}
+    assert {s: len(r) for s, r in splits.items()} == {"train": 160, "validation": 60, "test": 140}
     units = {s: {(min(r["a"], r["b"]), max(r["a"], r["b"]), r["c"]) for r in rows} for s, rows in splits.items()}
     assert not units["train"] & units["validation"] and not units["train"] & units["test"]
     assert not units["validation"] & units["test"] and (1, 3, 2) not in set().union(*units.values())  # the example
-    row = splits["validation"][0]  # worked by hand: 19 + 13 - 24 = 8
-    assert (row["a"], row["b"], row["c"], row["answer"]) == (19, 13, 24, "8")
-    assert row["forms"]["symbolic"] == "What is 19+13-24?"
-    assert row["forms"]["words"] == "What is nineteen plus thirteen minus twenty-four?"
-    assert row["forms"]["narrative"].endswith("has 19 shells and gets 13 more, then gives 24 away. How many shells "
-                                              "does Sam have?")
-    assert all(int(r["answer"]) == r["a"] + r["b"] - r["c"] >= 1 for rows in splits.values() for r in rows)
-    spec = {"q0": "narrative", "seed": 0, "rephrasings": "rule", "problem": "sum_minus"}
+    row = splits["validation"][0]  # worked by hand: 10 + 10 - 1 = 19
+    assert (row["a"], row["b"], row["c"], row["answer"]) == (10, 10, 1, "19")
+    assert row["forms"]["symbolic"] == "What is 10+10-1?"
+    assert row["forms"]["words"] == "What is ten plus ten minus one?"
+    assert row["forms"]["spelled"] == ("Leo has ten books and gets ten more, then gives one away. How many books "
+                                       "does Leo have?")
+    every = [r for rows in splits.values() for r in rows]
+    assert all(int(r["answer"]) == r["a"] + r["b"] - r["c"] and 1 <= r["c"] <= r["b"] <= 10 for r in every)
+    assert all(1 <= r["a"] <= 10 for r in every)
+    spec = {"q0": "narrative", "seed": 0, "rephrasings": "rule", "problem": "sum_minus", "top": 10}
     rows = real_regimes.training_rows(spec, 3)
     assert all(r["id"].startswith("train-") and r["id"].count("-") == 3 for r in rows)
     assert all(" minus " in r["rephrasings"][1] for r in rows)

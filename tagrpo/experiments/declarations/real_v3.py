@@ -17,7 +17,9 @@ user meets (a setting each, ``task.real_regimes``), on SmolLM2-135M-Instruct:
 - ``reasoning``: a task whose answer takes two steps, ``a + b - c`` told as a story (q0 the narrative with digits,
   the rule-made rephrasings its symbolic, words and spelled forms), a completion budget of 48 tokens, a worked
   two-step example with its boxed answer in the prompt of every arm (``tasks.sums.TWO_STEP``: the template
-  ``twostep``, 48 completion tokens; the problems ``real_task.split_minus``, 200 / 60 / 140).
+  ``twostep``, 48 completion tokens; the problems ``real_task.split_minus``, 160 / 60 / 140). Redesigned after its
+  first premise failed (operands 1..19, any c < a + b: the base got q0 4.2% right on validation, every form 4-6%):
+  operands 1..10 and c at most the larger (``top`` 10; a pilot on 30 validation problems: narrative 15%).
 
 Each group of regimes (``GROUPS``: the regimes with the same problem, q0 and questions) first gets a premise cell:
 the base's accuracy in every form on validation problems; q0 in 10-70% or the group's regimes are redesigned before
@@ -59,7 +61,7 @@ REGIMES = {
 }
 GROUPS = {
     "narrative": {"problem": "sum", "q0": "narrative", "setting": "v2"},
-    "two_step": {"problem": "sum_minus", "q0": "narrative", "setting": "two_step"},
+    "two_step": {"problem": "sum_minus", "top": 10, "q0": "narrative", "setting": "two_step"},
 }
 REPHRASED = "studies/results/real_study_v3_rephrased.jsonl"  # tagrpo rephrase's output (model_made)
 PRIMARY_ARMS = ("ta_grpo", "equal_sampling")

@@ -26,19 +26,20 @@ PROBLEMS = ("sum", "sum_minus")  # implemented; a declared regime of another pro
 PREMISE_SEED = 100
 
 
-def _problems(split: str, problem: str) -> list[tuple[dict, str, str]]:
-    """``(operands, id, answer)`` of the split's problems, in its fixed order."""
+def _problems(split: str, problem: str, top: int | None = None) -> list[tuple[dict, str, str]]:
+    """``(operands, id, answer)`` of the split's problems, in its fixed order (``top``: sum_minus's largest a, b)."""
     if problem == "sum":
         return [({"a": a, "b": b}, f"{split}-{a}-{b}", str(a + b)) for a, b in real_task.split(split, "pairs")]
     if problem == "sum_minus":
         return [({"a": a, "b": b, "c": c}, f"{split}-{a}-{b}-{c}", str(a + b - c))
-                for a, b, c in real_task.split_minus(split)]
+                for a, b, c in real_task.split_minus(split, top or real_task.MINUS_TOP)]
     raise ValueError(f"problem {problem!r}: valid problems are {', '.join(PROBLEMS)}")
 
 
-def problem_rows(split: str, count: int | None = None, seed: int | None = None, problem: str = "sum") -> list[dict]:
+def problem_rows(split: str, count: int | None = None, seed: int | None = None, problem: str = "sum",
+                 top: int | None = None) -> list[dict]:
     """The split's problems, each with its text in every form (``forms``), in a fixed order or a seed's."""
-    problems = _problems(split, problem)
+    problems = _problems(split, problem, top)
     if seed is not None:
         random.Random(seed).shuffle(problems)
     if count is not None and count > len(problems):
@@ -70,7 +71,7 @@ def training_rows(spec: dict, count: int) -> list[dict]:
     """``count`` training rows of the cell's regime in its seed's order: q0 in the group's form, the rephrasings by
     rule (the other forms) or by model (``spec["rephrased"]``; a question with fewer than N keeps what it has)."""
     q0 = spec["q0"]
-    rows = problem_rows("train", count, spec["seed"], spec.get("problem", "sum"))
+    rows = problem_rows("train", count, spec["seed"], spec.get("problem", "sum"), spec.get("top"))
     made = read_rephrased(spec["rephrased"]) if spec.get("rephrasings") == "model" else None
     return [{"id": r["id"], "prompt": r["forms"][q0], "answer": r["answer"],
              "rephrasings": made.get(r["id"], []) if made is not None else
@@ -92,8 +93,9 @@ def prepare(study, args) -> tuple[dict, None]:
 def _base_spec(study, args, kind: str, split: str, seed: int, group: str) -> dict:
     g = study.task_options["groups"][group]
     setting = {k: v for k, v in sums.SETTINGS[g["setting"]].items() if k != "workers"}
+    top = {"top": g["top"]} if "top" in g else {}  # a problem's size, where the group sets one
     return {"kind": kind, "split": split, "seed": seed, "device": args.device, "study": study.task_options["tag"],
-            "group": group, "problem": g["problem"], "setting": setting, **args.overrides}
+            "group": group, "problem": g["problem"], **top, "setting": setting, **args.overrides}
 
 
 def cell(study, args, kind: str, split: str, regime, seed: int, arm: str | None = None, lr: float | None = None,
@@ -146,7 +148,7 @@ def q0_of(study, premises: list[dict]) -> tuple[dict, dict]:
 def compute(spec: dict, out: str) -> dict:
     """One cell, as ``tasks.sums.compute`` computes it, on this task's questions and training rows."""
     setting = spec["setting"]
-    held = problem_rows(spec["split"], spec.get("questions"), problem=spec["problem"])
+    held = problem_rows(spec["split"], spec.get("questions"), problem=spec["problem"], top=spec.get("top"))
     rows = training_rows(spec, setting["questions"] * spec["steps"]) if spec["kind"] == "arm" else None
     return sums.compute(spec, out, held=held, train_rows=rows, render=texts)
 
