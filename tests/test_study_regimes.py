@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 
 import pytest
 
@@ -138,3 +139,24 @@ def test_a_shared_cell_is_judged_in_each_regime_and_the_runner_up_is_the_second_
     sweep = [cell("arm", "equal_sampling", lr, knobs=both, seed=s) for lr in (1e-5, 3e-5, 1e-4) for s in (100, 101)]
     rates = judge.choose(STUDY, judge.sweep_rows(sweep))  # the objective grows with the rate here
     assert rates["natural"] == rates["model_made"] == {"equal_sampling": 1e-4, "equal_sampling@2nd": 3e-5}
+
+
+def test_a_render_before_every_group_has_its_premise_shows_the_groups_that_have_one(tmp_path, capsys):
+    from tagrpo.experiments.run import execute
+
+    argv = ["--render-only", "--out", str(tmp_path / "out")]
+    args = _args(tmp_path, *argv)
+    args.overrides = {}
+    specs = real_regimes.premise_cells(STUDY, args)
+    assert [s["group"] for s, _ in specs] == ["narrative", "two_step"]
+    spec, path = specs[0]
+    (tmp_path / "cells").mkdir()
+    os.makedirs(os.path.dirname(path))
+    accuracy = {"symbolic": 0.5, "words": 0.2, "narrative": 0.3, "spelled": 0.1}
+    with open(path, "w") as f:
+        f.write(json.dumps({"spec": spec, "accuracy": accuracy, "cell_wall_s": 60.0}) + "\n")
+    with pytest.raises(SystemExit, match="no cells of real_v3"):  # a premise alone: nothing to report yet
+        execute(STUDY, _args(tmp_path, *argv), argv)
+    assert "rendering without 1 premise cell(s) not yet computed" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="no premise cell"):
+        execute(STUDY, parse(STUDY, str(tmp_path), ["--work-dir", str(tmp_path / "none"), *argv]), argv)

@@ -105,7 +105,9 @@ def write(study: Study, args, data: dict) -> dict:
     judged = judge.verdicts(study, runs, bases, k, versus) if cells else []
     checks = judge.goal_checks(study, runs, bases, k) if cells and study.goal else []
     rows = judge.sweep_rows(data["sweep"])
-    cell_wall = sum(c["cell_wall_s"] for c in [*cells, *data["sweep"], *([data["premise"]] if data["premise"] else [])])
+    premise = data["premise"] or {}
+    premises = [premise] if "spec" in premise else list(premise.values())  # one cell, or one per group
+    cell_wall = sum(c["cell_wall_s"] for c in [*cells, *data["sweep"], *premises])
     wall = sum(i["wall_s"] for i in invocations)
     argv = invocations[-1]["argv"] if invocations else data["argv"]
     saved = {"study": study.name, "design": f"tagrpo/experiments/declarations/{study.name}.py",

@@ -157,14 +157,19 @@ arm_columns = sums.arm_columns
 
 
 def describe(study, args, data: dict) -> str:
-    sizes = "/".join(str(v) for v in real_task.PAIR_SPLIT_SIZES.values())
+    pairs = "/".join(str(v) for v in real_task.PAIR_SPLIT_SIZES.values())
+    minus = "/".join(str(v) for v in real_task.MINUS_SPLIT_SIZES.values())
+    problems = {"sum": f"a + b, operands 0..{real_task.SIZE - 1}, split by unordered pair (train / validation / test "
+                       f"pairs {pairs})",
+                "sum_minus": "a + b - c told as a story, a, b in 1..{top}, c at most b, split by {{a, b}} with c "
+                             f"(train / validation / test {minus})"}
     regimes = "; ".join(f"{r}: group {d['group']}, rephrasings by {d['rephrasings']}"
                         for r, d in study.task_options["regimes"].items())
-    groups = "; ".join(f"{g}: problem {d['problem']}, q0 {d['q0']}, settings {d['setting']}"
-                       for g, d in study.task_options["groups"].items())
-    return (f"Task: SmolLM2-135M-Instruct, problems split by unordered pair (train / validation / test {sizes}), "
-            f"each problem's name and item its own. Regimes: {regimes}. Groups: {groups}. {args.steps} generation "
-            f"steps; {args.samples} samples per test question on q0's form, {sums.FORM_SAMPLES} in every other form.")
+    groups = "; ".join(f"{g}: {problems[d['problem']].format(top=d.get('top'))}, q0 {d['q0']}, settings "
+                       f"{d['setting']}" for g, d in study.task_options["groups"].items())
+    return (f"Task: SmolLM2-135M-Instruct; each problem's name and item its own. Regimes: {regimes}. Groups: {groups}. "
+            f"{args.steps} generation steps; {args.samples} samples per test question on q0's form, "
+            f"{sums.FORM_SAMPLES} in every other form.")
 
 
 def premise_section(study, data: dict, bases: dict, versus: dict) -> list[str]:
