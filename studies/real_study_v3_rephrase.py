@@ -1,7 +1,10 @@
 """The model-made regime's training set (issue 45, item 1): ``tagrpo rephrase`` against SmolLM2-135M-Instruct served
 locally by ``transformers serve``, as a user would make it, committed before any of the regime's arms trains.
 
-    .venv/bin/python studies/real_study_v3_rephrase.py      # resumable: the rephrase cache is committed beside it
+    OMP_NUM_THREADS=1 .venv/bin/python studies/real_study_v3_rephrase.py   # resumable: its cache is committed
+
+On cores shared with other work, give the server one thread (``OMP_NUM_THREADS=1``): with torch's default threads
+it answered 4 requests in 15 minutes on a loaded 2-core machine, with one about 5 a minute.
 
 Writes every training question of the narrative group (q0: the narrative with digits) to
 ``outputs/real_study_v3_rephrase/questions.jsonl``, starts the server on 127.0.0.1, runs ``tagrpo rephrase`` (N = 3,
