@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from pathlib import Path
 
 from rich.console import Console
@@ -270,8 +271,9 @@ def plot(records: list[dict], summary: dict, path: str) -> None:
     ax.annotate("rephrasing as hard as q0", (0.62, 0.55), rotation=38, fontsize=7, color="#868e96")
     ax.set(xlim=(-0.06, 1.06), ylim=(-0.06, 1.06), xlabel=f"q0 pass rate ({summary['n']} samples)",
            ylabel=f"best rephrasing's pass rate ({summary['n']} samples)")
-    ax.set_title(f"{os.path.basename(str(summary['model']).rstrip('/'))} on {summary['data']}: "
-                 f"{summary['questions']} questions (numbers: questions per point)", fontsize=9)
+    title = (f"{os.path.basename(str(summary['model']).rstrip('/'))} on {summary['data']}: {summary['questions']} "
+             "questions (numbers: questions per point)")
+    ax.set_title(textwrap.fill(title, 70), fontsize=9)  # a long data path wraps instead of leaving the figure
     legend = ax.legend(loc="lower right", fontsize=8, title="class", title_fontsize=8)
     for handle in legend.legend_handles:
         handle.set_sizes([50])
