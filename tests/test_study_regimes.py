@@ -101,8 +101,12 @@ def test_a_premise_outside_the_band_stops_the_study_naming_the_group():
                                                             "spelled": 0.1}}
     by_group, q0 = real_regimes.q0_of(STUDY, [premise])
     assert by_group == {"narrative": premise} and q0 == Q0
+    failing = {**premise, "accuracy": {**premise["accuracy"], "narrative": 0.08}}
     with pytest.raises(SystemExit, match="group narrative's premise failed.*8.0% right.*10-70%"):
-        real_regimes.q0_of(STUDY, [{**premise, "accuracy": {**premise["accuracy"], "narrative": 0.08}}])
+        real_regimes.q0_of(STUDY, [failing])
+    assert real_regimes.q0_of(STUDY, [failing], render_only=True) == ({"narrative": failing}, Q0)  # said, rendered
+    lines = real_regimes.premise_section(STUDY, {"premise": {"narrative": failing}}, {}, {})
+    assert "| narrative | narrative | 50.0 | 20.0 | 8.0 | 10.0 | **no: redesign** |" in "\n".join(lines)
 
 
 def test_a_regime_of_an_unimplemented_problem_is_refused_and_left_out_of_a_render(tmp_path):

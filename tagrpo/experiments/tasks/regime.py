@@ -100,7 +100,7 @@ def premise_cells(study, args) -> list:
     return []
 
 
-def q0_of(study, premises: list[dict]) -> tuple[None, str]:
+def q0_of(study, premises: list[dict], render_only: bool = False) -> tuple[None, str]:
     return None, "spelled"
 
 

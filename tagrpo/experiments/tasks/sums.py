@@ -107,7 +107,7 @@ def premise_cells(study, args) -> list[tuple[dict, str]]:
     return [cell(study, args, "premise", "validation", None, study.sweep.seeds[0])]
 
 
-def q0_of(study, premises: list[dict]) -> tuple[dict, str]:
+def q0_of(study, premises: list[dict], render_only: bool = False) -> tuple[dict, str]:
     """The premise (one cell) and q0's form it chooses."""
     return premises[0], choose_q0(premises[0])
 
