@@ -26,7 +26,7 @@ from tagrpo.trainer.contract import (
 from tagrpo.trainer.seam import GENERATE_FIELDS, Generation, StepState
 
 DEFAULT_SEAM = {"_generate_and_score_completions", "_generate", "_calculate_rewards",
-                "_get_per_token_logps_and_entropies"}  # fmt: skip
+                "_get_per_token_logps_and_entropies", "_get_train_sampler"}  # fmt: skip
 
 
 def test_installed_trl_holds_the_contract():

@@ -1,7 +1,8 @@
 """What TAGRPOTrainer relies on in TRL's GRPOTrainer, and the checks that say when TRL changed it.
 
-The default ``TAGRPOTrainer`` touches nine private TRL members: it overrides ``_generate_and_score_completions``,
-``_generate``, ``_calculate_rewards`` and ``_get_per_token_logps_and_entropies``, calls ``_tokenize_prompts`` and
+The default ``TAGRPOTrainer`` touches eleven private TRL members: it overrides ``_generate_and_score_completions``,
+``_generate``, ``_calculate_rewards``, ``_get_per_token_logps_and_entropies`` and ``_get_train_sampler`` (whose
+``RepeatSampler`` it gives a ``set_epoch``: ``tagrpo.trainer.checkpoint``), calls ``_tokenize_prompts`` and
 ``_log_completion_extra`` (the completions table's ``variant`` column), writes into the buffers ``_metrics`` and
 ``_logs`` (the table's prompts and advantages) and swaps ``trl.trainer.utils._use_triton`` while TRL scores
 (``tagrpo.trainer.compact``). ``AdaptiveTAGRPOTrainer`` adds none. Three kinds of check, each failing with a
@@ -57,6 +58,8 @@ def class_clauses(owner: type = GRPOTrainer, utils=trl_utils, callback: type = T
         method(owner, "_tokenize_prompts", ("prompts",), LABEL),
         method(owner, "_log_completion_extra", ("column", "values"), LABEL),
         method(owner, "train", ("resume_from_checkpoint",), LABEL),
+        method(owner, "_get_train_sampler", ("dataset",), LABEL),
+        attribute(utils, "RepeatSampler", "trl.trainer.utils"),
         method(owner, "log", ("logs", "start_time"), LABEL),
         method(callback, "on_train_begin", ("args", "state", "control"), hooks),
         method(callback, "on_save", ("args", "state", "control"), hooks),
