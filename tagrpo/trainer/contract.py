@@ -1,6 +1,6 @@
 """What TAGRPOTrainer relies on in TRL's GRPOTrainer, and the checks that say when TRL changed it.
 
-The default ``TAGRPOTrainer`` touches eleven private TRL members: it overrides ``_generate_and_score_completions``,
+The default ``TAGRPOTrainer`` touches ten private TRL members: it overrides ``_generate_and_score_completions``,
 ``_generate``, ``_calculate_rewards``, ``_get_per_token_logps_and_entropies`` and ``_get_train_sampler`` (whose
 ``RepeatSampler`` it gives a ``set_epoch``: ``tagrpo.trainer.checkpoint``), calls ``_tokenize_prompts`` and
 ``_log_completion_extra`` (the completions table's ``variant`` column), writes into the buffers ``_metrics`` and
