@@ -61,7 +61,7 @@ def _v3(regimes: dict) -> dict:
     return {
         "q0": {r: "narrative" for r in regimes}, "arms": {"ta_grpo": {"num_rephrasings": 3, "num_generations": 2}},
         "task_options": {"regimes": regimes, "groups": {"narrative": {"problem": "sum", "q0": "narrative"},
-                                                        "two_step": {"problem": "sum_minus", "q0": "narrative"}}},
+                                                        "three_sum": {"problem": "sum_three", "q0": "narrative"}}},
         "verdicts": [{**verdict, "knob": "natural", "k": 1}, {**verdict, "knob": "natural", "k": 8},
                      {**verdict, "knob": "model_made", "k": 1}, {**verdict, "knob": "reasoning", "primary": False}],
         "results": [{"spec": {**base, "seed": s}, "counts": counts, "samples": 8,
@@ -80,7 +80,7 @@ def test_the_third_real_study_joins_when_present_and_is_skipped_while_absent(too
     assert without == tool.build() and not [p for p in without["points"] if "v3" in p["source"]]
     regimes = {"natural": {"group": "narrative", "rephrasings": "rule"},
                "model_made": {"group": "narrative", "rephrasings": "model"},
-               "reasoning": {"group": "two_step", "rephrasings": "rule"}}
+               "reasoning": {"group": "three_sum", "rephrasings": "rule"}}
     (results / "real_study_v3.json").write_text(json.dumps(_v3(regimes)))
     built = tool.build()
     v3 = {p["regime"].split(":")[0]: p for p in built["points"] if p["source"].endswith("real_study_v3.json")}

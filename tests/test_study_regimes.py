@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from tagrpo.experiments import judge
+from tagrpo.experiments import judge, real_task
 from tagrpo.experiments.declarations.real_v3 import STUDY
 from tagrpo.experiments.run import parse
 from tagrpo.experiments.tasks import real_regimes
@@ -36,7 +36,29 @@ def test_held_out_problems_are_never_trained_and_a_problem_keeps_its_name_in_eve
         real_regimes.problem_rows("validation", count=1000)
 
 
-def test_the_reasoning_regime_asks_two_steps_in_every_form_on_disjoint_problems():
+def test_the_reasoning_regime_adds_three_numbers_in_every_form_and_splits_them_by_multiset():
+    splits = {s: real_regimes.problem_rows(s, problem="sum_three") for s in ("train", "validation", "test")}
+    assert {s: len(r) for s, r in splits.items()} == {"train": 165, "validation": 72, "test": 152}
+    units = {s: {tuple(sorted((r["a"], r["b"], r["c"]))) for r in rows} for s, rows in splits.items()}
+    assert {s: len(u) for s, u in units.items()} == {"train": 38, "validation": 16, "test": 34}
+    assert not units["train"] & units["validation"] and not units["train"] & units["test"]
+    assert not units["validation"] & units["test"] and (1, 2, 3) not in set().union(*units.values())  # the example
+    # every order of a unit is in its split: 1 + 3 + 4 brings the five other orders with it
+    assert {(r["a"], r["b"], r["c"]) for r in splits["validation"]} >= {(1, 3, 4), (1, 4, 3), (3, 1, 4), (3, 4, 1),
+                                                                        (4, 1, 3), (4, 3, 1)}
+    row = splits["validation"][0]  # worked by hand: 1 + 3 + 4 = 8
+    assert (row["a"], row["b"], row["c"], row["answer"]) == (1, 3, 4, "8")
+    assert row["forms"]["symbolic"] == "What is 1+3+4?" and row["forms"]["words"] == "What is one plus three plus four?"
+    assert row["forms"]["spelled"] == ("Zoe has one stones and gets three more, then gets four more. How many stones "
+                                       "does Zoe have?")
+    every = [r for rows in splits.values() for r in rows]
+    assert all(int(r["answer"]) == r["a"] + r["b"] + r["c"] <= 15 and min(r["a"], r["b"], r["c"]) >= 1
+               and max(r["a"], r["b"], r["c"]) <= 9 for r in every)
+    with pytest.raises(ValueError, match="valid splits are train, validation, test"):
+        real_task.split_three("dev")
+
+
+def test_the_reasoning_regimes_second_design_asks_two_steps_in_every_form_on_disjoint_problems():
     splits = {s: real_regimes.problem_rows(s, problem="sum_minus", top=10) for s in ("train", "validation", "test")}
     assert {s: len(r) for s, r in splits.items()} == {"train": 160, "validation": 60, "test": 140}
     units = {s: {(min(r["a"], r["b"]), max(r["a"], r["b"]), r["c"]) for r in rows} for s, rows in splits.items()}
@@ -55,7 +77,7 @@ def test_the_reasoning_regime_asks_two_steps_in_every_form_on_disjoint_problems(
     rows = real_regimes.training_rows(spec, 3)
     assert all(r["id"].startswith("train-") and r["id"].count("-") == 3 for r in rows)
     assert all(" minus " in r["rephrasings"][1] for r in rows)
-    with pytest.raises(ValueError, match="valid problems are sum, sum_minus"):
+    with pytest.raises(ValueError, match="valid problems are sum, sum_minus, sum_three"):
         real_regimes.problem_rows("train", problem="product")
 
 
@@ -111,7 +133,7 @@ def test_a_premise_outside_the_band_stops_the_study_naming_the_group():
 
 def test_a_regime_of_an_unimplemented_problem_is_refused_and_left_out_of_a_render(tmp_path):
     groups = {**STUDY.task_options["groups"]}
-    groups["two_step"] = {**groups["two_step"], "problem": "product"}
+    groups["three_sum"] = {**groups["three_sum"], "problem": "product"}
     study = dataclasses.replace(STUDY, task_options={**STUDY.task_options, "groups": groups})
     with pytest.raises(SystemExit, match="regime reasoning: declared"):
         real_regimes.prepare(study, _args(tmp_path, "--precision", "fp32"))
@@ -152,7 +174,7 @@ def test_a_render_before_every_group_has_its_premise_shows_the_groups_that_have_
     args = _args(tmp_path, *argv)
     args.overrides = {}
     specs = real_regimes.premise_cells(STUDY, args)
-    assert [s["group"] for s, _ in specs] == ["narrative", "two_step"]
+    assert [s["group"] for s, _ in specs] == ["narrative", "three_sum"]
     spec, path = specs[0]
     (tmp_path / "cells").mkdir()
     os.makedirs(os.path.dirname(path))

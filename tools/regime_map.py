@@ -37,6 +37,7 @@ OUT = ROOT / "tagrpo" / "evaluation" / "regime_map.json"
 CONTRAST = ("ta_grpo", "equal_sampling")  # the primary contrast the map reports: TA-GRPO - equal-sampling GRPO
 PROBE_N = 8  # the probe's default samples per variant: q0_all_wrong is the share it would see at this n
 FORMS = ("spelled", "symbolic", "words", "narrative")  # the sums task's forms (tagrpo/experiments/real_task.py)
+TASKS = {"sum": "sums a + b", "sum_minus": "two-step sums a + b - c", "sum_three": "two-step sums a + b + c"}
 EMBEDDED = {"q0": "spelled", "rephrasings": ("symbolic", "narrative", "words")}  # the regime world's probe data
 HOW = (f"from the base cells: share of test questions with q0 0 of {PROBE_N} (hidden + unreachable in the probe's "
        "terms; the cells hold no per-question counts of the rephrasings, so the hidden share alone is not known); "
@@ -158,7 +159,7 @@ def real_points() -> list[dict]:
         q0 = v3["q0"][regime] if isinstance(v3.get("q0"), dict) else group["q0"]
         mine = [c for c in bases if regime in c["spec"].get("knobs", [c["spec"].get("knob")])]
         rule = regimes[regime]["rephrasings"] == "rule"  # model-made rephrasings are not among the base's forms
-        task = "sums a + b" if group["problem"] == "sum" else "two-step sums a + b - c"
+        task = TASKS[group["problem"]]
         points.append(_point("real", "real_study_v3.json", "SmolLM2-135M-Instruct", task, q0, v3["arms"][CONTRAST[0]],
                              v3, regime, mine, tuple(f for f in FORMS if f != q0) if rule else None,
                              regime=f"regime {regime}: q0 {q0}, {regimes[regime]['rephrasings']}-made rephrasings",

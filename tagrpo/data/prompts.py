@@ -16,12 +16,15 @@ ONE_SHOT = _BOX + _STORY + "Q: {question}\nA:"
 _TWO_STEP = ("Q: Ann has 3 pens and gets 1 more, then gives 2 away. How many pens does Ann have?\n"
              "A: 3+1=4. 4-2=2. \\boxed{2}\n")
 TWO_STEP = _BOX + _TWO_STEP + "Q: {question}\nA:"
+_THREE_SUM = ("Q: Ann has 3 pens and gets 1 more, then gets 2 more. How many pens does Ann have?\n"
+              "A: 3+1=4. 4+2=6. \\boxed{6}\n")
+THREE_SUM = _BOX + _THREE_SUM + "Q: {question}\nA:"
 # paper: the paper's instruction, then the question; plain: the question alone; fewshot: two worked arithmetic
 # examples with a boxed answer first (what a 135M instruct model needs to box at all); oneshot: the second of them
 # only (about 25 fewer prompt tokens: benchmarks/real_throughput.py); twostep: one worked two-step example (a sum,
-# then a difference) with its boxed answer.
+# then a difference) with its boxed answer; threesum: the same with two sums.
 TEMPLATES = {"paper": PAPER_INSTRUCTION + "\n{question}", "plain": "{question}", "fewshot": FEW_SHOT,
-             "oneshot": ONE_SHOT, "twostep": TWO_STEP}
+             "oneshot": ONE_SHOT, "twostep": TWO_STEP, "threesum": THREE_SUM}
 
 
 def format_prompt(text: str, template: str = "paper", chat: bool = False, system: str | None = None):

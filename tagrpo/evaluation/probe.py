@@ -51,8 +51,8 @@ class ProbeConfig:
     temperature: float = helped(1.0, "sampling temperature (training's rollouts: 1.0)")
     top_p: float = helped(1.0, "nucleus sampling")
     max_new_tokens: int | None = helped(None, "tokens per response (default 1024; toy_world 28, toy_regime 36)")
-    template: str | None = helped(None, "paper, plain, fewshot, oneshot or twostep (default paper; the toy worlds: "
-                                  "plain)")
+    template: str | None = helped(None, "paper, plain, fewshot, oneshot, twostep or threesum (default paper; "
+                                  "the toy worlds: plain)")
     chat_template: bool = helped(False, "wrap the prompt in the tokenizer's chat template")
     system_prompt: str | None = helped(None, "with --chat-template, a system message before the question")
     engine: str = helped("auto", "vLLM when installed and a GPU is present, else transformers")

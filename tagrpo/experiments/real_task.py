@@ -26,6 +26,7 @@ name and item (``renamed``): the same difficulty, the same sample size.
 
 from __future__ import annotations
 
+import itertools
 import random
 
 SIZE = 20  # operands 0..19: 400 problems, the symbolic form in SmolLM2-135M's mixed band
@@ -46,6 +47,12 @@ MINUS_SPLIT_SIZES = {"train": 160, "validation": 60, "test": 140}  # problems a 
 # amount brought a pilot to about 17%.
 MINUS_TOP = 10
 MINUS_EXAMPLE = (3, 1, 2)  # the worked example of tagrpo.data.prompts' twostep template: in no split
+THREE_SPLIT_SIZES = {"train": 38, "validation": 16, "test": 34}  # units {a, b, c} of ``split_three`` (88 in all)
+# a + b + c, each in 1..THREE_TOP, at most THREE_CAP in all: the reasoning regime's third design. Pilots on fresh
+# problems (100 x 2 samples, studies/results/real_study_v3_reasoning_pilots.md): any a, b, c in 1..9 7-12%, capped
+# at 15 13%; the base adds single digits far better than it carries past 10.
+THREE_TOP, THREE_CAP = 9, 15
+THREE_EXAMPLE = (3, 1, 2)  # the worked example of tagrpo.data.prompts' threesum template: in no split
 
 
 def word(n: int) -> str:
@@ -81,6 +88,37 @@ def render_minus(a: int, b: int, c: int, form: str, name: str = "Tom", item: str
         return (f"{name} has {x} {item} and gets {y} more, then gives {z} away. How many {item} does {name} "
                 "have?")
     raise ValueError(f"form {form!r}: valid forms are {', '.join(FORMS)}")
+
+
+def render_three(a: int, b: int, c: int, form: str, name: str = "Tom", item: str = "pens") -> str:
+    """The two-step problem ``a + b + c`` in ``form``: the story gets ``b`` more, then ``c`` more."""
+    if form == "symbolic":
+        return f"What is {a}+{b}+{c}?"
+    if form == "words":
+        return f"What is {word(a)} plus {word(b)} plus {word(c)}?"
+    if form in ("narrative", "spelled"):
+        x, y, z = (word(v) for v in (a, b, c)) if form == "spelled" else (a, b, c)
+        return f"{name} has {x} {item} and gets {y} more, then gets {z} more. How many {item} does {name} have?"
+    raise ValueError(f"form {form!r}: valid forms are {', '.join(FORMS)}")
+
+
+def split_three(name: str) -> list[tuple[int, int, int]]:
+    """The problems ``(a, b, c)`` of one split: a seeded draw of ``THREE_SPLIT_SIZES`` units (the multiset
+    ``{a, b, c}``, each in 1..``THREE_TOP``, at most ``THREE_CAP`` in all; the template's worked example in none), each
+    asked in every order of its operands, so no problem or a reordering of it is in two splits."""
+    if name not in THREE_SPLIT_SIZES:
+        raise ValueError(f"split {name!r}: valid splits are {', '.join(THREE_SPLIT_SIZES)}")
+    top = range(1, THREE_TOP + 1)
+    units = [(a, b, c) for a in top for b in top for c in top if a <= b <= c and a + b + c <= THREE_CAP
+             and (a, b, c) != tuple(sorted(THREE_EXAMPLE))]
+    assert len(units) == sum(THREE_SPLIT_SIZES.values()), len(units)
+    random.Random(SPLIT_SEED).shuffle(units)
+    start = 0
+    for key, size in THREE_SPLIT_SIZES.items():
+        if key == name:
+            return [p for unit in units[start:start + size] for p in sorted(set(itertools.permutations(unit)))]
+        start += size
+    raise AssertionError("unreachable")
 
 
 def split_minus(name: str, top: int = MINUS_TOP) -> list[tuple[int, int, int]]:

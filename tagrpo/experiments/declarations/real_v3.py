@@ -14,12 +14,17 @@ user meets (a setting each, ``task.real_regimes``), on SmolLM2-135M-Instruct:
   report (candidates asked and accepted, questions left with N, with fewer, with none) before any of the regime's
   arms runs. A question with fewer than N trains as the trainer's default does (``short_rephrasings =
   "fill_original"``: the missing slots are q0, ``tagrpo.data.short``).
-- ``reasoning``: a task whose answer takes two steps, ``a + b - c`` told as a story (q0 the narrative with digits,
-  the rule-made rephrasings its symbolic, words and spelled forms), a completion budget of 48 tokens, a worked
-  two-step example with its boxed answer in the prompt of every arm (``tasks.sums.TWO_STEP``: the template
-  ``twostep``, 48 completion tokens; the problems ``real_task.split_minus``, 160 / 60 / 140). Redesigned after its
-  first premise failed (operands 1..19, any c < a + b: the base got q0 4.2% right on validation, every form 4-6%):
-  operands 1..10 and c at most the larger (``top`` 10; a pilot on 30 validation problems: narrative 15%).
+- ``reasoning``: a task whose answer takes two steps, ``a + b + c`` told as a story ("Tom has 4 pens and gets 3
+  more, then gets 2 more..."; q0 the narrative with digits, the rule-made rephrasings its symbolic, words and
+  spelled forms), a completion budget of 48 tokens, a worked two-step example with its boxed answer in the prompt of
+  every arm (``tasks.sums.THREE_SUM``: the template ``threesum``; the problems ``real_task.split_three``: each addend
+  in 1..9, at most 15 in all, split by the multiset of addends, 38 / 16 / 34 units in every order). The third design:
+  ``a + b - c`` failed the premise twice (a, b in 1..19 and any c < a + b: q0 4.2% on validation, every form 4-6%;
+  a, b in 1..10 and c at most b: q0 5.8%, the forms 6-11%), and pilots on fresh problems
+  (``studies/results/real_study_v3_reasoning_pilots.md``) put every two-step design with enough problems for three
+  disjoint splits near 10%, this one at 13% (100 problems x 2 samples); a, b in 1..5 reached 29% with about 55
+  problems in all. If this premise fails too, SmolLM2-135M-Instruct has no two-step regime in the band and the
+  regime is reported so, without arms.
 
 Each group of regimes (``GROUPS``: the regimes with the same problem, q0 and questions) first gets a premise cell:
 the base's accuracy in every form on validation problems; q0 in 10-70% or the group's regimes are redesigned before
@@ -57,11 +62,11 @@ from tagrpo.experiments.tasks import sums
 REGIMES = {
     "natural": {"group": "narrative", "rephrasings": "rule"},
     "model_made": {"group": "narrative", "rephrasings": "model"},
-    "reasoning": {"group": "two_step", "rephrasings": "rule"},
+    "reasoning": {"group": "three_sum", "rephrasings": "rule"},
 }
 GROUPS = {
     "narrative": {"problem": "sum", "q0": "narrative", "setting": "v2"},
-    "two_step": {"problem": "sum_minus", "top": 10, "q0": "narrative", "setting": "two_step"},
+    "three_sum": {"problem": "sum_three", "q0": "narrative", "setting": "three_sum"},
 }
 REPHRASED = "studies/results/real_study_v3_rephrased.jsonl"  # tagrpo rephrase's output (model_made)
 PRIMARY_ARMS = ("ta_grpo", "equal_sampling")

@@ -22,17 +22,21 @@ from tagrpo.experiments import real_task
 from tagrpo.experiments.tasks import sums
 
 FORMS = real_task.FORMS
-PROBLEMS = ("sum", "sum_minus")  # implemented; a declared regime of another problem is refused by ``prepare``
+PROBLEMS = ("sum", "sum_minus", "sum_three")  # implemented; a regime of another problem is refused by ``prepare``
 PREMISE_SEED = 100
 
 
 def _problems(split: str, problem: str, top: int | None = None) -> list[tuple[dict, str, str]]:
-    """``(operands, id, answer)`` of the split's problems, in its fixed order (``top``: sum_minus's largest a, b)."""
+    """``(operands, id, answer)`` of the split's problems, in its fixed order (``top``: sum_minus's largest a, b;
+    sum_three's are fixed in ``real_task``)."""
     if problem == "sum":
         return [({"a": a, "b": b}, f"{split}-{a}-{b}", str(a + b)) for a, b in real_task.split(split, "pairs")]
     if problem == "sum_minus":
         return [({"a": a, "b": b, "c": c}, f"{split}-{a}-{b}-{c}", str(a + b - c))
                 for a, b, c in real_task.split_minus(split, top or real_task.MINUS_TOP)]
+    if problem == "sum_three":
+        return [({"a": a, "b": b, "c": c}, f"{split}-{a}-{b}-{c}", str(a + b + c))
+                for a, b, c in real_task.split_three(split)]
     raise ValueError(f"problem {problem!r}: valid problems are {', '.join(PROBLEMS)}")
 
 
@@ -51,7 +55,8 @@ def problem_rows(split: str, count: int | None = None, seed: int | None = None, 
         if problem == "sum":
             forms = {f: real_task.render(operands["a"], operands["b"], f, name, item) for f in FORMS}
         else:
-            forms = {f: real_task.render_minus(*operands.values(), f, name, item) for f in FORMS}
+            render = real_task.render_minus if problem == "sum_minus" else real_task.render_three
+            forms = {f: render(*operands.values(), f, name, item) for f in FORMS}
         rows.append({"id": name_id, **operands, "answer": answer, "forms": forms})
     return rows
 
@@ -163,10 +168,14 @@ arm_columns = sums.arm_columns
 def describe(study, args, data: dict) -> str:
     pairs = "/".join(str(v) for v in real_task.PAIR_SPLIT_SIZES.values())
     minus = "/".join(str(v) for v in real_task.MINUS_SPLIT_SIZES.values())
+    three = "/".join(str(v) for v in real_task.THREE_SPLIT_SIZES.values())
     problems = {"sum": f"a + b, operands 0..{real_task.SIZE - 1}, split by unordered pair (train / validation / test "
                        f"pairs {pairs})",
                 "sum_minus": "a + b - c told as a story, a, b in 1..{top}, c at most b, split by {{a, b}} with c "
-                             f"(train / validation / test {minus})"}
+                             f"(train / validation / test {minus})",
+                "sum_three": f"a + b + c told as a story, each in 1..{real_task.THREE_TOP}, at most "
+                             f"{real_task.THREE_CAP} in all, split by {{{{a, b, c}}}} in every order (train / "
+                             f"validation / test units {three})"}
     regimes = "; ".join(f"{r}: group {d['group']}, rephrasings by {d['rephrasings']}"
                         for r, d in study.task_options["regimes"].items())
     groups = "; ".join(f"{g}: {problems[d['problem']].format(top=d.get('top'))}, q0 {d['q0']}, settings "

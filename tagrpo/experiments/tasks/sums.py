@@ -32,9 +32,13 @@ FIRST = {"template": "oneshot", "system_prompt": "", "max_completion_length": 12
 # checkpointing, splits by ordered pair, no shared prompt cache
 V2 = {**FIRST, "gradient_checkpointing": False, "scheme": "pairs", "share_prompt_cache": True,
       "share_prompt_prefix": True}
-# the third study's reasoning regime: a two-step problem, one worked two-step example, room for a short chain
+# the third study's reasoning regime (its second design): a two-step problem, one worked two-step example, room
+# for a short chain
 TWO_STEP = {**V2, "template": "twostep", "max_completion_length": 48}
-SETTINGS = {"study": FIRST, "v2": V2, "two_step": TWO_STEP}  # by name: what the benchmarks and studies use
+# its third design (a + b + c): the same with the threesum template's worked example
+THREE_SUM = {**TWO_STEP, "template": "threesum"}
+# by name: what the benchmarks and studies use
+SETTINGS = {"study": FIRST, "v2": V2, "two_step": TWO_STEP, "three_sum": THREE_SUM}
 _TA = {"num_rephrasings": 3, "num_generations": 2}
 ARMS = {  # TAGRPOConfig fields, plus the task's plan (main or control) and questions_factor
     "ta_grpo": _TA,

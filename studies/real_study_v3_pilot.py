@@ -1,0 +1,79 @@
+"""Pilots for the third real study's reasoning regime: SmolLM2-135M-Instruct's accuracy on a two-step design, on
+fresh problems drawn at random (not the study's splits), before a design is declared.
+
+    .venv/bin/python studies/real_study_v3_pilot.py sum3_le15 sum3_1to9      # about 1.5 min per 100 problems
+
+Each design draws ``--problems`` problems (seed 12345; a name ending in ``_b``: seed 999), renders them in one form
+with a name and item each, and samples 2 responses per problem as the study's evaluation does (``tasks.sums.sample``:
+chat template, temperature 0.6, top-p 0.95, 48 completion tokens, bf16 autocast, one thread), scored by the study's
+reward. Prints one line per design; the pilots run so far are in ``studies/results/real_study_v3_reasoning_pilots.md``.
+"""
+
+import argparse
+import random
+import time
+
+from tagrpo.experiments import real_task
+
+
+def story3(a: int, b: int, c: int, name: str, item: str) -> str:
+    return real_task.render_three(a, b, c, "narrative", name, item)
+
+
+def capped(r: random.Random, top: int = 9, cap: int = 15) -> tuple[int, int, int]:
+    while True:
+        t = (r.randint(1, top), r.randint(1, top), r.randint(1, top))
+        if sum(t) <= cap:
+            return t
+
+
+def uniform(tops: tuple[int, int, int]):
+    return lambda r: tuple(r.randint(1, t) for t in tops)
+
+
+DESIGNS = {  # name: (draw, text, answer, template)
+    "sum3_1to9": (uniform((9, 9, 9)), story3, sum, "threesum"),
+    "sum3_1to9_b": (uniform((9, 9, 9)), story3, sum, "threesum"),
+    "sum3_1to9_twostep_template": (uniform((9, 9, 9)), story3, sum, "twostep"),
+    "sum3_1to12": (uniform((12, 12, 12)), story3, sum, "threesum"),
+    "sum3_1to7": (uniform((7, 7, 7)), story3, sum, "threesum"),
+    "sum3_1to7_symbolic": (uniform((7, 7, 7)), lambda a, b, c, n, i: f"What is {a}+{b}+{c}?", sum, "threesum"),
+    "sum3_a20_bc5": (uniform((20, 5, 5)), story3, sum, "threesum"),
+    "sum3_a12_bc4": (uniform((12, 4, 4)), story3, sum, "threesum"),
+    "sum3_le15": (capped, story3, sum, "threesum"),
+    "sum3_le15_symbolic": (capped, lambda a, b, c, n, i: f"What is {a}+{b}+{c}?", sum, "threesum"),
+    "minus_a20_bc5": (uniform((20, 5, 5)),
+                      lambda a, b, c, n, i: real_task.render_minus(a, b, c, "narrative", n, i),
+                      lambda t: t[0] + t[1] - t[2], "twostep"),
+}
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("designs", nargs="+", choices=sorted(DESIGNS))
+    parser.add_argument("--problems", type=int, default=100)
+    args = parser.parse_args()
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tagrpo.experiments.tasks import sums
+    from tagrpo.models import fetch_model
+
+    torch.set_num_threads(1)
+    path = fetch_model("smollm2-135m")
+    tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path).eval()
+    for name in args.designs:
+        draw, text, answer, template = DESIGNS[name]
+        r = random.Random(999 if name.endswith("_b") else 12345)
+        rows = []
+        for _ in range(args.problems):
+            t = draw(r)
+            rows.append({"text": text(*t, r.choice(real_task.NAMES), r.choice(real_task.ITEMS)),
+                         "answer": str(answer(t))})
+        start = time.time()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            got = sums.sample(model, tokenizer, [x["text"] for x in rows], 2, 7, 48, {**sums.TWO_STEP,
+                                                                                     "template": template})
+        right = sum(map(sum, sums.correct(got, rows))) / (2 * len(rows))
+        print(f"{name}: {100 * right:.1f}% of {2 * len(rows)} ({time.time() - start:.0f} s) e.g. {got[0][0]!r}",
+              flush=True)
