@@ -77,3 +77,42 @@ def test_render_only_without_cells_says_what_to_run(tmp_path):
     with pytest.raises(SystemExit, match="no premise cell under .*run without --render-only first"):
         run.main("real_v2", argv=["--render-only", "--work-dir", str(tmp_path / "none"), "--out", str(tmp_path)],
                  results=str(tmp_path))
+
+
+def test_the_premise_and_the_probe_against_it_re_render_from_their_raw_counts():
+    """``studies/toy_premise.py`` and ``studies/probe_premise.py --render-only``: the committed JSON and markdown
+    from the raw part the JSON keeps (the premise's per-question counts; the probe's shares per h)."""
+    from tagrpo.experiments import premise
+
+    committed = json.loads((RESULTS / "toy_premise.json").read_text(encoding="utf-8"))
+    fresh = premise.premise_result({k: committed[k] for k in premise.PREMISE_RAW})
+    assert list(fresh) == list(committed) and _same(json.loads(json.dumps(fresh)), committed)
+    assert premise.premise_markdown(fresh) == (RESULTS / "toy_premise.md").read_text(encoding="utf-8")
+    probe = json.loads((RESULTS / "probe_premise.json").read_text(encoding="utf-8"))
+    rows = [{k: r[k] for k in premise.PROBE_RAW} for r in probe["rows"]]
+    again = premise.probe_result(probe["command"], probe["machine"], committed, rows, probe["wall_s"])
+    assert json.loads(json.dumps(again)) == probe
+    assert premise.probe_markdown(again) == (RESULTS / "probe_premise.md").read_text(encoding="utf-8")
+
+
+def test_the_premise_mixes_its_two_kinds_by_hand():
+    from tagrpo.experiments import premise
+
+    counts = {"spelled": [0, 0, 2, 4], "symbolic": [4, 4, 4, 4], "narrative": [2, 2, 2, 2], "words": [0, 0, 0, 0]}
+    easy = {"spelled": [4, 4, 4, 4], "symbolic": [4, 4, 4, 4], "narrative": [4, 4, 4, 4], "words": [4, 4, 4, 4]}
+    raw = {"command": "c", "machine": "m", "base": "b", "questions_per_kind": 4, "split": "test", "samples": 4,
+           "blind_guess_rate": 0.0, "populations": {"hard": {"counts": counts, "strategy_entropy_bits": 1.0},
+                                                    "easy": {"counts": easy, "strategy_entropy_bits": 0.0}},
+           "wall_s": 1.0}
+    result = premise.premise_result(raw)
+    hard = result["kinds"]["hard"]
+    assert hard["zero_of_n_on_q0"] == (0.5, 0.25)  # 2 of 4 questions 0 of 4 on q0; sqrt(0.5 * 0.5 / 4)
+    assert hard["easiest_rephrasing"] == "symbolic" and hard["easiest_pass1_on_zero_q0"] == 1.0
+    at = {k["hard_share"]: k for k in result["knob"]}
+    assert at[0.6]["zero_of_n_on_q0"] == pytest.approx(0.3)  # 0.6 * 0.5 + 0.4 * 0
+    assert at[0.6]["ci95"] == pytest.approx([0.3 - 1.96 * 0.15, 0.3 + 1.96 * 0.15])  # se 0.6 * 0.25
+    assert at[0.6]["pass1"]["spelled"] == pytest.approx(0.6 * 6 / 16 + 0.4)
+    # the probe's definition at n = 2 of 4: q0 with 2 of 4 right is all wrong with C(2, 2) / C(4, 2) = 1/6
+    assert premise.zero_of(2, 4, 2) == pytest.approx(1 / 6)
+    q0, hidden = premise.expected_hidden(raw["populations"]["hard"], 4, 2)
+    assert q0 == pytest.approx((1 + 1 + 1 / 6 + 0) / 4) and hidden == pytest.approx(q0)  # symbolic always right
