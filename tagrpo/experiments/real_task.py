@@ -77,29 +77,29 @@ def render(a: int, b: int, form: str, name: str = "Tom", item: str = "pens") -> 
     raise ValueError(f"form {form!r}: valid forms are {', '.join(FORMS)}")
 
 
-def render_minus(a: int, b: int, c: int, form: str, name: str = "Tom", item: str = "pens") -> str:
-    """The two-step problem ``a + b - c`` in ``form``: the story gets ``b`` more, then gives ``c`` away."""
+STEPS = {"-": ("minus", "then gives {} away"), "+": ("plus", "then gets {} more")}  # the second step's wordings
+
+
+def render_two_step(a: int, b: int, c: int, form: str, name: str = "Tom", item: str = "pens", sign: str = "-") -> str:
+    """The two-step problem ``a + b - c`` (``sign`` ``-``: the story gets ``b`` more, then gives ``c`` away) or
+    ``a + b + c`` (``+``: then gets ``c`` more) in ``form``."""
+    word_op, story = STEPS[sign]
     if form == "symbolic":
-        return f"What is {a}+{b}-{c}?"
+        return f"What is {a}+{b}{sign}{c}?"
     if form == "words":
-        return f"What is {word(a)} plus {word(b)} minus {word(c)}?"
+        return f"What is {word(a)} plus {word(b)} {word_op} {word(c)}?"
     if form in ("narrative", "spelled"):
         x, y, z = (word(v) for v in (a, b, c)) if form == "spelled" else (a, b, c)
-        return (f"{name} has {x} {item} and gets {y} more, then gives {z} away. How many {item} does {name} "
-                "have?")
+        return f"{name} has {x} {item} and gets {y} more, {story.format(z)}. How many {item} does {name} have?"
     raise ValueError(f"form {form!r}: valid forms are {', '.join(FORMS)}")
+
+
+def render_minus(a: int, b: int, c: int, form: str, name: str = "Tom", item: str = "pens") -> str:
+    return render_two_step(a, b, c, form, name, item, "-")
 
 
 def render_three(a: int, b: int, c: int, form: str, name: str = "Tom", item: str = "pens") -> str:
-    """The two-step problem ``a + b + c`` in ``form``: the story gets ``b`` more, then ``c`` more."""
-    if form == "symbolic":
-        return f"What is {a}+{b}+{c}?"
-    if form == "words":
-        return f"What is {word(a)} plus {word(b)} plus {word(c)}?"
-    if form in ("narrative", "spelled"):
-        x, y, z = (word(v) for v in (a, b, c)) if form == "spelled" else (a, b, c)
-        return f"{name} has {x} {item} and gets {y} more, then gets {z} more. How many {item} does {name} have?"
-    raise ValueError(f"form {form!r}: valid forms are {', '.join(FORMS)}")
+    return render_two_step(a, b, c, form, name, item, "+")
 
 
 def split_three(name: str) -> list[tuple[int, int, int]]:
