@@ -186,3 +186,24 @@ def test_a_render_before_every_group_has_its_premise_shows_the_groups_that_have_
     assert "rendering without 1 premise cell(s) not yet computed" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="no premise cell"):
         execute(STUDY, parse(STUDY, str(tmp_path), ["--work-dir", str(tmp_path / "none"), *argv]), argv)
+
+
+def test_an_invocation_stopped_by_a_failed_premise_says_so_in_its_record(tmp_path):
+    from tagrpo.data.jsonl import read_jsonl
+    from tagrpo.experiments.run import execute
+    from tagrpo.experiments.tables import ended
+
+    argv = ["--settings", "reasoning", "--premise-only", "--precision", "fp32", "--work-dir", str(tmp_path / "cells")]
+    args = parse(STUDY, str(tmp_path), argv)
+    args.settings = ["reasoning"]
+    args.overrides, _ = real_regimes.prepare(STUDY, args)
+    ((spec, path),) = real_regimes.premise_cells(STUDY, args)
+    os.makedirs(os.path.dirname(path))
+    accuracy = {"symbolic": 0.1, "words": 0.05, "narrative": 0.05, "spelled": 0.1}
+    with open(path, "w") as f:
+        f.write(json.dumps({"spec": spec, "accuracy": accuracy, "cell_wall_s": 60.0}) + "\n")
+    with pytest.raises(SystemExit, match="group three_sum's premise failed"):
+        execute(STUDY, parse(STUDY, str(tmp_path), argv), argv)
+    (line,) = read_jsonl(str(tmp_path / "cells" / "invocations.jsonl"))
+    assert line["finished"] and ended(line) == "stopped: a premise failed"
+    assert ended({"finished": False}).startswith("not finished") and ended({"finished": True}) == "finished"

@@ -102,7 +102,10 @@ class Invocation:
         self.line.update(cells_run=self.line["cells_run"] + 1, cell_s=self.line["cell_s"] + result["cell_wall_s"])
         self._save()
 
-    def finish(self) -> None:
+    def finish(self, ended: str | None = None) -> None:
+        """Mark the invocation whole; ``ended``: why it stopped before the study's end (a failed premise)."""
+        if ended is not None:
+            self.line["ended"] = ended
         self._save(done=True)
 
     def _save(self, done: bool = False) -> None:

@@ -191,7 +191,11 @@ def execute(study: Study, args: StudyArgs, argv: list[str]) -> dict:
             raise SystemExit(f"no premise cell under {args.work_dir}: run without --render-only first")
         if len(got) < len(specs):  # render-only: a group not yet begun is left out
             print(f"rendering without {len(specs) - len(got)} premise cell(s) not yet computed", flush=True)
-        premise, q0 = task.q0_of(study, list(got.values()), render_only=args.render_only)
+        try:
+            premise, q0 = task.q0_of(study, list(got.values()), render_only=args.render_only)
+        except SystemExit:
+            invocation.finish(ended="stopped: a premise failed")
+            raise
         print(f"q0's form: {q0}", flush=True)
         if args.premise_only:
             invocation.finish()

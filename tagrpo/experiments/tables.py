@@ -169,8 +169,10 @@ def sweep_table(rows: list[dict], rates: dict, setting, study: Study, samples: i
 
 
 def ended(invocation: dict) -> str:
-    """How an invocation ended: finished, or not (stopped or still running: its wall time runs to its last cell)."""
-    how = "finished" if invocation.get("finished", True) else "not finished (stopped or running); wall to its last cell"
+    """How an invocation ended: finished, stopped by design (``ended``: a failed premise), or not finished (stopped
+    or still running: its wall time runs to its last cell)."""
+    how = invocation.get("ended") or ("finished" if invocation.get("finished", True) else
+                                      "not finished (stopped or running); wall to its last cell")
     return how + (f" ({invocation['source']})" if "source" in invocation else "")
 
 
