@@ -6,7 +6,8 @@ script runs there and both engines share one process, one environment and one th
 
     .venv-vllm/bin/python benchmarks/reasoning_generation.py --questions 32 --samples 8 --reps 3
 
-The regime: ``real_v3``'s group ``two_step`` (``tagrpo.experiments.declarations.real_v3``): SmolLM2-135M-Instruct,
+The regime: the second design of ``real_v3``'s reasoning regime (group ``two_step``, ``GROUP``; the declaration has
+since replaced it by a third with the same settings and another worked example): SmolLM2-135M-Instruct,
 the validation problems of ``real_regimes.problem_rows("validation", problem="sum_minus", top=10)`` (never test) in
 q0's form (narrative), rendered as ``tasks.sums.sample`` renders them under ``sums.TWO_STEP`` (template ``twostep``,
 chat template, empty system prompt), 48 completion tokens, the training temperature ``sums.TRAIN_TEMPERATURE``.
@@ -78,7 +79,8 @@ from tagrpo.experiments.machine import machine  # noqa: E402
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PATCH = os.path.join(ROOT, "tests", "cpu_plugins", "vllm_cpu_patch.py")
-GROUP = "two_step"
+# the reasoning regime's second design, which the committed results measured (real_v3 declares a third since)
+GROUP = {"problem": "sum_minus", "top": 10, "q0": "narrative", "setting": "two_step"}
 
 
 def apply_vllm_cpu_patch() -> None:
@@ -93,10 +95,9 @@ def regime_prompts(tokenizer, count: int) -> tuple[list[dict], list[list[int]], 
     """The group's validation problems (first ``count``), their q0 prompts rendered as ``sums.sample`` does, and
     the prompts' token ids (the chat template's text, no special tokens added: what both engines receive)."""
     from tagrpo.data.prompts import render_prompt
-    from tagrpo.experiments.declarations.real_v3 import GROUPS
     from tagrpo.experiments.tasks import real_regimes, sums
 
-    group = GROUPS[GROUP]
+    group = GROUP
     setting = sums.SETTINGS[group["setting"]]
     rows = real_regimes.problem_rows("validation", problem=group["problem"], top=group["top"])[:count]
     texts = [render_prompt(r["forms"][group["q0"]], tokenizer, setting["template"], True, setting["system_prompt"])
@@ -288,7 +289,7 @@ def summarize(args, runs: dict, rows: list[dict], regime: dict, load_s: dict, wa
            "the base accuracy does not hold (the interval lies below 0)") + ".")
     return {
         "command": ".venv-vllm/bin/python benchmarks/reasoning_generation.py " + " ".join(sys.argv[1:]),
-        "machine": None, "regime": {"group": GROUP, **regime},
+        "machine": None, "regime": {"group": "two_step", **regime},
         "questions": len(rows), "question_ids": [r["id"] for r in rows], "split": "validation",
         "samples": args.samples, "per_step": args.per_step, "rows_per_call": args.per_step * args.samples,
         "reps": args.reps, "threads": args.threads, "temperature": sums.TRAIN_TEMPERATURE, "bf16_autocast": bf16,

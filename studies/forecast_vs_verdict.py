@@ -3,18 +3,26 @@
     .venv/bin/python studies/forecast_vs_verdict.py      # writes studies/results/forecast_vs_verdict.{json,md}
 
 One row per point of the shipped regime map (``tagrpo/evaluation/regime_map.json``, ``tools/regime_map.py``): what
-``tagrpo probe`` measures on that regime's base (q0 all wrong in 8 samples, the rephrasings' mean shift) and TA-GRPO
-against equal-sampling GRPO there (pass@1 and the study's largest k, shown at Holm's 5%). Two forecasts:
+``tagrpo probe`` measures on that regime's base (q0 all wrong in 8 samples, the rephrasings' mean shift) and what
+TA-GRPO did against equal-sampling GRPO there (pass@1 and the study's largest k): raised or lowered (shown at Holm's
+5%), equivalent (the study's two one-sided tests) or undecided. Forecasts:
 
 - *committed*: the conclusion ``tagrpo probe`` gave on the regime's base and training data, committed before the
-  regime's first arm trained (``FORECASTS``; the third real study's regimes only: the earlier studies ran before the
-  probe's current rule existed);
-- *leave one out*: the placement rule (``tagrpo.evaluation.probe_report.place``) applied to the regime's own
-  measurement on the map without the regime's point: what the rule would have said had the regime never been run.
-  It is computed after the fact, from the map's numbers, not from a probe run.
+  regime's verdict (``FORECASTS``; the third real study's regimes only, the earlier studies predate the probe's
+  current rule). The natural regime's was first committed under the probe's first rule before any arm trained
+  (``first_rule/``, shown beside it) and re-run under the current rule while its sweep ran;
+- *leave one out*: the placement rule (``tagrpo.evaluation.probe_report.place``: a shipped toy base on the embedded
+  points, any other model on the real ones) applied to the regime's own measurement on the map without its point
+  and without the points that share its base cells (the regimes of one group): what the rule would have said had
+  the regime never been run. Computed after the fact from the map's numbers, not from a probe run;
+- for the second real study, ``tagrpo probe`` run on its task after the fact (``studies/real_study_v3_forecast.py
+  --regime v2``), when its file exists: its own advice (the map holds v2's point, so this checks that the probe
+  lands there) and its measurement placed by leave one out.
 
-A forecast *agrees* when it expects the direction the verdict shows at pass@1 (raised, lowered, no difference);
-"cannot tell" neither agrees nor misses.
+A forecast *agrees* when the verdict shows what it expects at pass@1 on the same questions; it *misses* when the
+verdict shows otherwise; an undecided verdict leaves it *not confirmed*; "cannot tell" makes *no forecast*; a
+verdict on another subset than the forecast's (the 4x base's pass@1 is on the rest) is *another subset*. Only
+agrees and misses count.
 """
 
 from __future__ import annotations
@@ -28,8 +36,11 @@ from tagrpo.evaluation.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "studies" / "results" / "forecast_vs_verdict"
-FORECASTS = "studies/results/real_study_v3_forecast/{regime}/probe.json"  # committed before each v3 regime's arms
+FORECASTS = "studies/results/real_study_v3_forecast/{regime}/probe.json"  # committed before each v3 regime's verdict
+V2_PROBE = "studies/results/real_study_v2_probe/probe.json"  # after the fact: real_study_v3_forecast.py --regime v2
 EXPECT = {"raise": "raised", "lower": "lowered", "make no clear difference to": "no difference"}
+FIRST_RULE = {"reproduced": "raised", "refuted": "lowered", "inconclusive": "no difference"}
+KINDS = ("agrees", "misses", "not confirmed", "no forecast", "another subset")
 
 
 def knob(point: dict) -> str | None:
@@ -48,20 +59,43 @@ def expected(conclusion: str) -> str:
     return EXPECT[verb.group(1)]
 
 
-def leave_one_out(point: dict, regime: dict) -> dict:
-    """The rule's placement of ``point``'s own measurement on the map without it."""
+def first_rule(path: Path) -> str | None:
+    """What the probe's first rule expected at pass@1 (its report had no one-line conclusion: the nearest embedded
+    point's pass@1 verdict, quoted in its recommendation)."""
+    if not path.exists():
+        return None
+    lines = json.loads(path.read_text(encoding="utf-8"))["recommendation"]
+    found = [m.group(1) for line in lines if (m := re.search(r"pass@1 was (\w+)", line))]
+    return FIRST_RULE[found[0]] if found else None
+
+
+def same_base(a: dict, b: dict) -> bool:
+    """Whether two points were measured on the same base cells (the regimes of one group)."""
+    return a["source"] == b["source"] and a["measured"]["q0_all_wrong"] == b["measured"]["q0_all_wrong"]
+
+
+def leave_one_out(point: dict, regime: dict, measured: dict | None = None) -> dict:
+    """The rule's placement of ``point``'s measurement (or ``measured``: a probe's ``q0_all_wrong``, ``mean_shift``)
+    on the map without it and the points that share its base."""
     m = point["measured"]
-    shift = m.get("mean_shift")
-    s = {"q0_all_wrong": m["q0_all_wrong"]["mean"], "mean_shift": 0.0 if shift is None else shift["mean"],
-         "questions": MIN_QUESTIONS}
-    others = {**regime, "points": [p for p in regime["points"] if p is not point]}
-    if shift is None:  # no measured shift here: compare on the share alone, as the rule does for such a point
+    shift = None if m.get("mean_shift") is None else m["mean_shift"]["mean"]
+    s = {"q0_all_wrong": m["q0_all_wrong"]["mean"], "mean_shift": shift, "questions": MIN_QUESTIONS, **(measured or {})}
+    others = {**regime, "points": [p for p in regime["points"] if not same_base(p, point)]}
+    if s["mean_shift"] is None:  # no measured shift here: compare on the share alone, as the rule does for such a point
+        s["mean_shift"] = 0.0
         others["points"] = [{**p, "measured": {**p["measured"], "mean_shift": None}} for p in others["points"]]
-    where = place(s, others, toy=point["world"] == "embedded")
+    where = place(s, others, toy=point.get("toy_base") == "toy_regime")
     if not where["near"]:
-        return {"expects": "cannot tell", "nearest": where["point"], "why": where["reason"]}
-    near = others["points"][where["index"]]
-    return {"expects": direction(_pass1(near)), "nearest": label(near), "why": None}
+        return {"expects": "cannot tell", "subset": None, "nearest": where["point"], "why": where["reason"]}
+    one = _pass1(others["points"][where["index"]])
+    expects = shows(one) if shows(one) in ("raised", "lowered") else "no difference"  # as the conclusion words it
+    return {"expects": expects, "subset": one["subset"], "nearest": where["point"], "why": None}
+
+
+def shows(v: dict) -> str:
+    """What a contrast shows: raised or lowered at Holm's 5%, equivalent (two one-sided tests) or undecided."""
+    d = direction(v)
+    return d if d != "no difference" else "equivalent" if v.get("verdict") == "no difference" else "undecided"
 
 
 def committed(point: dict) -> dict | None:
@@ -70,12 +104,31 @@ def committed(point: dict) -> dict | None:
     if path is None or not path.exists():
         return None
     probe = json.loads(path.read_text(encoding="utf-8"))
-    return {"expects": expected(probe["conclusion"]), "file": str(path.relative_to(ROOT)),
+    return {"expects": expected(probe["conclusion"]), "subset": "all", "file": str(path.relative_to(ROOT)),
+            "first_rule": first_rule(path.parent / "first_rule" / "probe.json"),
             "q0_all_wrong": probe["q0_all_wrong"], "mean_shift": probe["mean_shift"]}
 
 
-def agreement(expects: str, verdict: str) -> str:
-    return "no forecast" if expects == "cannot tell" else "agrees" if expects == verdict else "misses"
+def probed_v2(point: dict, regime: dict) -> dict | None:
+    """The probe run on the second study's task after the fact: its own advice, and its numbers left one out."""
+    path = ROOT / V2_PROBE
+    if not point["source"].endswith("real_study_v2.json") or not path.exists():
+        return None
+    probe = json.loads(path.read_text(encoding="utf-8"))
+    numbers = {"q0_all_wrong": probe["q0_all_wrong"], "mean_shift": probe["mean_shift"]}
+    return {"advice": expected(probe["conclusion"]), "file": V2_PROBE, **numbers,
+            "leave_one_out": leave_one_out(point, regime, numbers)}
+
+
+def agreement(forecast: dict, verdict: dict) -> str:
+    expects, got = forecast["expects"], verdict["shows"]
+    if expects == "cannot tell":
+        return "no forecast"
+    if forecast.get("subset", "all") != verdict["subset"]:
+        return "another subset"
+    if got == "undecided":
+        return "not confirmed"
+    return "agrees" if {expects, got} <= {"no difference", "equivalent"} or expects == got else "misses"
 
 
 def build() -> dict:
@@ -83,17 +136,20 @@ def build() -> dict:
     rows = []
     for point in regime["points"]:
         one = _pass1(point)
+        if one is None:
+            raise ValueError(f"{label(point)}: no pass@1 contrast in the map")
         wide = next((v for v in point["contrasts"] if v["k"] > 1 and v["subset"] == one["subset"]),
-                    next((v for v in point["contrasts"] if v["k"] > 1), None))
+                    next((v for v in point["contrasts"] if v["k"] > 1), None))  # shown with its subset
         row = {"world": point["world"], "point": label(point), "source": point["source"], "seeds": point["seeds"],
                "measured": {"q0_all_wrong": point["measured"]["q0_all_wrong"]["mean"],
                             "mean_shift": (point["measured"].get("mean_shift") or {}).get("mean")},
-               "verdict": {"pass1": {**one, "shows": direction(one)},
-                           "pass_k": None if wide is None else {**wide, "shows": direction(wide)}},
-               "committed": committed(point), "leave_one_out": leave_one_out(point, regime)}
-        for kind in ("committed", "leave_one_out"):
-            if row[kind] is not None:
-                row[kind]["agreement"] = agreement(row[kind]["expects"], row["verdict"]["pass1"]["shows"])
+               "verdict": {"pass1": {**one, "shows": shows(one)},
+                           "pass_k": None if wide is None else {**wide, "shows": shows(wide)}},
+               "committed": committed(point), "leave_one_out": leave_one_out(point, regime),
+               "probed": probed_v2(point, regime)}
+        for forecast in (row["committed"], row["leave_one_out"], (row["probed"] or {}).get("leave_one_out")):
+            if forecast is not None:
+                forecast["agreement"] = agreement(forecast, row["verdict"]["pass1"])
         rows.append(row)
     return {"generated_by": "studies/forecast_vs_verdict.py", "map": "tagrpo/evaluation/regime_map.json",
             "rows": rows}
@@ -110,27 +166,47 @@ def _forecast(f: dict | None) -> str:
     return "-" if f is None else f"{f['expects']} ({f['agreement']})"
 
 
+def _committed(f: dict | None) -> str:
+    if f is None:
+        return "-"
+    return _forecast(f) + ("" if f["first_rule"] is None else f"; first rule, before the arms: {f['first_rule']}")
+
+
+def _probed(p: dict | None) -> str:
+    if p is None:
+        return "-"
+    return (f"{100 * p['q0_all_wrong']:.0f}%, {100 * p['mean_shift']:+.0f} pp: advice {p['advice']}; left one out "
+            f"{_forecast(p['leave_one_out'])}")
+
+
+def tally(data: dict, kind: str) -> str:
+    got = [r[kind]["agreement"] for r in data["rows"] if r[kind] is not None]
+    return f"{len(got)} regimes: " + ", ".join(f"{got.count(k)} {k}" for k in KINDS if got.count(k))
+
+
 def markdown(data: dict) -> str:
     rows = [[r["world"], r["point"], r["seeds"], f"{100 * r['measured']['q0_all_wrong']:.0f}%",
              "-" if r["measured"]["mean_shift"] is None else f"{100 * r['measured']['mean_shift']:+.0f} pp",
-             _forecast(r["committed"]), _forecast(r["leave_one_out"]), _shown(r["verdict"]["pass1"]),
-             _shown(r["verdict"]["pass_k"])] for r in data["rows"]]
-    tally = {k: sum(r["leave_one_out"]["agreement"] == k for r in data["rows"])
-             for k in ("agrees", "misses", "no forecast")}
+             _committed(r["committed"]), _forecast(r["leave_one_out"]), _probed(r["probed"]),
+             _shown(r["verdict"]["pass1"]), _shown(r["verdict"]["pass_k"])] for r in data["rows"]]
     return "\n".join([
         "# The probe's forecast against the verdict, every regime of both worlds", "",
-        f"`python {data['generated_by']}`, from `{data['map']}`. TA-GRPO minus equal-sampling GRPO, pp [95% CI], "
-        "direction shown at Holm's 5%. *The probe there*: test questions with q0 all wrong in 8 samples, the "
-        "rephrasings' mean shift against q0 (from the study's base cells).", "",
-        markdown_table(["world", "regime", "seeds", "q0 all wrong", "shift", "committed forecast (before the arms)",
-                        "leave-one-out forecast (after the fact)", "pass@1", "pass@k"], rows), "",
-        "*Committed*: `tagrpo probe` on the regime's base and training data, run and committed before its first arm "
-        "trained (the third real study's regimes; the earlier studies predate the rule). *Leave one out*: the "
-        "probe's placement rule on the regime's own numbers with its point removed from the map, computed after "
-        "the fact. A forecast agrees when it expects the pass@1 direction the verdict shows; 'cannot tell' makes no "
-        "forecast.", "",
-        f"Leave one out over {len(rows)} regimes: {tally['agrees']} agree, {tally['misses']} miss, "
-        f"{tally['no forecast']} cannot tell.", ""])
+        f"`python {data['generated_by']}`, from `{data['map']}`. TA-GRPO minus equal-sampling GRPO, pp [95% CI]: "
+        "raised or lowered at Holm's 5%, equivalent by the study's two one-sided tests, else undecided. *The probe "
+        "there*: test questions with q0 all wrong in 8 samples, the rephrasings' mean shift against q0 (from the "
+        "study's base cells).", "",
+        markdown_table(["world", "regime", "seeds", "q0 all wrong", "shift", "committed forecast (before the verdict)",
+                        "leave-one-out forecast (after the fact)", "the probe run on the task (after the fact)",
+                        "pass@1", "pass@k"], rows), "",
+        "*Committed*: `tagrpo probe` on the regime's base and training data, committed before its verdict (the third "
+        "real study's regimes; the earlier studies predate the rule). *Leave one out*: the probe's placement rule on "
+        "the regime's own numbers with its point, and the points sharing its base, removed from the map; computed "
+        "after the fact. *The probe run on the task*: its advice with the map as shipped (which holds the task's own "
+        "point), and its numbers left one out. A forecast agrees when the verdict shows what it expects at pass@1 on "
+        "the same questions, misses when it shows otherwise; an undecided verdict does not confirm it; 'cannot tell' "
+        "makes no forecast.", "",
+        f"Leave one out, {tally(data, 'leave_one_out')}. Committed, "
+        f"{tally(data, 'committed') if any(r['committed'] for r in data['rows']) else 'none with a verdict yet'}.", ""])
 
 
 def main() -> int:

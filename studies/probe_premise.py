@@ -51,5 +51,5 @@ if __name__ == "__main__":
     with open(path, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1)
     with open(os.path.join(RESULTS, "probe_premise.md"), "w", encoding="utf-8") as f:
-        f.write(premise.probe_markdown(result))
-    print(premise.probe_markdown(result))
+        f.write(premise.probe_markdown(result, measured_premise))
+    print(premise.probe_markdown(result, measured_premise))

@@ -32,29 +32,71 @@ def test_a_conclusion_is_read_as_the_direction_it_expects(table):
         table.expected("TA-GRPO will win")
 
 
-def _point(share: float, shift: float | None, mean: float, p_holm: float, world: str = "real") -> dict:
-    return {"world": world, "source": "studies/results/x.json", "model": "m", "task": "t", "regime": "r",
-            "hard_share": share, "toy_base": "toy_regime", "seeds": 10,
+def _point(share: float, shift: float | None, mean: float, p_holm: float, world: str = "real",
+           source: str = "studies/results/x.json", subset: str = "all", toy_base: str | None = "shipped") -> dict:
+    shipped = "toy_regime" if world == "embedded" else None  # the shipped toy base is an embedded point's
+    return {"world": world, "source": source, "model": "m", "task": "t", "regime": "r", "hard_share": share,
+            "toy_base": shipped if toy_base == "shipped" else toy_base, "seeds": 10,
             "measured": {"q0_all_wrong": {"mean": share}, "mean_shift": None if shift is None else {"mean": shift},
                          "probe_n": 8},
-            "contrasts": [{"subset": "all", "k": 1, "mean": mean, "lo": mean - 0.01, "hi": mean + 0.01,
-                           "p_holm": p_holm}]}
+            "contrasts": [{"subset": subset, "k": 1, "mean": mean, "lo": mean - 0.01, "hi": mean + 0.01,
+                           "p_holm": p_holm, "verdict": "inconclusive" if p_holm > 0.05 else "reproduced"}]}
 
 
 def test_leave_one_out_places_a_point_on_the_others_only(table):
-    a, b, c = _point(0.50, 0.20, 0.10, 0.001), _point(0.55, 0.25, -0.05, 0.01), _point(0.90, 0.20, 0.0, 0.5)
+    a = _point(0.50, 0.20, 0.10, 0.001, source="a.json")
+    b = _point(0.55, 0.25, -0.05, 0.01, source="b.json")
+    c = _point(0.90, 0.20, 0.0, 0.5, source="c.json")
     regime = {"points": [a, b, c]}
     # a's nearest other is b: 5 pp on the share and 5 on the shift, both inside the 10 pp gaps; b lowered pass@1
     assert table.leave_one_out(a, regime)["expects"] == "lowered"
     assert table.leave_one_out(b, regime)["expects"] == "raised"  # b's nearest other is a
     # c's nearest other is 35 pp away on the share: the rule cannot tell
     assert table.leave_one_out(c, regime)["expects"] == "cannot tell"
-    assert table.agreement("lowered", "raised") == "misses" and table.agreement("cannot tell", "raised") == \
-        "no forecast" and table.agreement("raised", "raised") == "agrees"
+    # a point whose nearest other was undecided: the probe's conclusion expects no clear difference
+    assert table.leave_one_out(_point(0.88, 0.22, 0.0, 0.5, source="d.json"), regime)["expects"] == "no difference"
+
+
+def test_the_regimes_of_one_group_are_left_out_together(table):
+    # two regimes measured on the same base cells (same source, same share): neither may forecast the other
+    natural = _point(0.32, 0.02, 0.05, 0.001, source="v3.json")
+    made = _point(0.32, None, -0.05, 0.001, source="v3.json")
+    far = _point(0.60, 0.30, 0.10, 0.001, source="v2.json")
+    regime = {"points": [natural, made, far]}
+    assert table.leave_one_out(made, regime)["expects"] == "cannot tell"
+    assert table.leave_one_out(natural, regime)["expects"] == "cannot tell"
+
+
+def test_a_toy_base_that_is_not_shipped_is_placed_on_the_real_points(table):
+    # as tagrpo probe places it: only the shipped toy_regime base reads the embedded points
+    shipped = _point(0.57, 0.52, -0.12, 0.001, world="embedded", source="toy.json")
+    bigger = _point(0.56, 0.45, -0.36, 0.001, world="embedded", source="cap.json", subset="rest", toy_base=None)
+    real = _point(0.53, 0.18, 0.12, 0.001, source="real.json")
+    regime = {"points": [real, shipped, bigger]}
+    assert table.leave_one_out(bigger, regime)["expects"] == "cannot tell"  # the real point is 27 pp off the shift
+    assert table.leave_one_out(shipped, regime)["expects"] == "cannot tell"  # the 4x base is no candidate either
+
+
+def test_agreement_counts_only_a_verdict_on_the_same_questions(table):
+    shown = {"shows": "raised", "subset": "all"}
+    assert table.agreement({"expects": "raised"}, shown) == "agrees"
+    assert table.agreement({"expects": "lowered"}, shown) == "misses"
+    assert table.agreement({"expects": "no difference"}, shown) == "misses"
+    assert table.agreement({"expects": "cannot tell"}, shown) == "no forecast"
+    assert table.agreement({"expects": "raised"}, {"shows": "undecided", "subset": "all"}) == "not confirmed"
+    assert table.agreement({"expects": "no difference"}, {"shows": "equivalent", "subset": "all"}) == "agrees"
+    assert table.agreement({"expects": "lowered", "subset": "all"}, {"shows": "lowered", "subset": "rest"}) == \
+        "another subset"
 
 
 def test_a_point_without_a_shift_is_placed_on_the_share_alone(table):
-    made = _point(0.30, None, 0.0, 0.9)
+    made = _point(0.30, None, 0.0, 0.9, source="m.json")
     # 40 pp apart on the shift, 5 on the share: near on the share alone
-    regime = {"points": [made, _point(0.35, 0.40, -0.08, 0.002)]}
+    regime = {"points": [made, _point(0.35, 0.40, -0.08, 0.002, source="o.json")]}
     assert table.leave_one_out(made, regime)["expects"] == "lowered"
+
+
+def test_the_first_rules_forecast_is_read_from_its_recommendation(table, tmp_path):
+    path = tmp_path / "probe.json"
+    path.write_text(json.dumps({"recommendation": ["x", "So TA-GRPO's overall pass@1 was refuted against ..."]}))
+    assert table.first_rule(path) == "lowered" and table.first_rule(tmp_path / "none.json") is None

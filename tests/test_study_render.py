@@ -92,7 +92,7 @@ def test_the_premise_and_the_probe_against_it_re_render_from_their_raw_counts():
     rows = [{k: r[k] for k in premise.PROBE_RAW} for r in probe["rows"]]
     again = premise.probe_result(probe["command"], probe["machine"], committed, rows, probe["wall_s"])
     assert json.loads(json.dumps(again)) == probe
-    assert premise.probe_markdown(again) == (RESULTS / "probe_premise.md").read_text(encoding="utf-8")
+    assert premise.probe_markdown(again, committed) == (RESULTS / "probe_premise.md").read_text(encoding="utf-8")
 
 
 def test_the_premise_mixes_its_two_kinds_by_hand():
@@ -116,3 +116,20 @@ def test_the_premise_mixes_its_two_kinds_by_hand():
     assert premise.zero_of(2, 4, 2) == pytest.approx(1 / 6)
     q0, hidden = premise.expected_hidden(raw["populations"]["hard"], 4, 2)
     assert q0 == pytest.approx((1 + 1 + 1 / 6 + 0) / 4) and hidden == pytest.approx(q0)  # symbolic always right
+
+
+def test_the_probe_row_by_hand():
+    from tagrpo.experiments import premise
+
+    lo, hi = premise.wilson(0.5, 100)  # centre 0.5, half 1.96 * sqrt(0.0025 + 0.000096) / 1.038416
+    assert (lo, hi) == pytest.approx((0.5 - 0.09617, 0.5 + 0.09617), abs=1e-5)
+    assert premise.wilson(0.0, 100)[1] > 0  # not empty at a share of 0
+    knob = {"hard_share": 0.6, "zero_of_n_on_q0": 0.55, "ci95": [0.5, 0.6]}
+    measured = {"hard_share": 0.6, "questions": 100, "n": 8, "probe_hidden": 0.5, "probe_shares": {},
+                "probed_hard_share": 0.5}
+    row = premise.probe_row(measured, {"knob": [knob], "samples": 64}, {"hard": (0.9, 0.8), "easy": (0.1, 0.0)})
+    assert row["expected_hidden_at_n"] == pytest.approx(0.48)  # 0.6 * 0.8 + 0.4 * 0
+    assert row["expected_hidden_at_probed_mix"] == pytest.approx(0.4)  # the drawn questions: 0.5 * 0.8
+    assert row["definition_shift"] == pytest.approx(0.48 - 0.55)
+    assert row["within_premise_interval"] and row["premise_in_probe_interval"]
+    assert row["expected_in_probe_interval"] and not row["expected_at_probed_mix_in_probe_interval"]

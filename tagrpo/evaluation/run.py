@@ -42,8 +42,8 @@ class EvalConfig:
     temperature: float = helped(0.6, "sampling temperature (0: greedy)")
     top_p: float = helped(0.95, "nucleus sampling")
     max_new_tokens: int = helped(3072, "tokens per response")
-    template: str = helped("paper", "paper (the paper's instruction), plain (the question), fewshot, oneshot, "
-                           "twostep or threesum (two worked sums first, one, or one two-step example)")
+    template: str = helped("paper", "paper (the paper's instruction), plain (the question), fewshot or oneshot "
+                           "(two worked sums first, or one), twostep or threesum (one worked two-step example)")
     chat_template: bool = helped(False, "wrap the prompt in the tokenizer's chat template")
     system_prompt: str | None = helped(None, "with --chat-template, a system message before the question ('' an "
                                        "empty one); unset: the chat template's own default")

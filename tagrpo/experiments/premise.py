@@ -180,8 +180,9 @@ def probe_result(command: str, machine: dict, premise: dict, measured: list[dict
             "wall_s": wall_s}
 
 
-def probe_markdown(result: dict) -> str:
-    rows, kinds = result["rows"], result["per_kind_expected_at_n"]
+def probe_markdown(result: dict, premise: dict) -> str:
+    """The probe's report; ``premise``: the premise's JSON it was compared with."""
+    rows, kinds, per_kind = result["rows"], result["per_kind_expected_at_n"], premise["questions_per_kind"]
     n, questions, total = rows[0]["n"], rows[0]["questions"], rows[0]["premise_samples"]
 
     def pct(x):
@@ -202,7 +203,8 @@ def probe_markdown(result: dict) -> str:
         f"`{result['command'].strip()}`; machine {result['machine']}; wall {result['wall_s']:.0f} s.", "",
         f"Probe: `tagrpo probe --model tagrpo/toy/regime_checkpoint --data toy_regime --hard-share H --n {n}` "
         f"(temperature 1, as the premise), {questions} test questions per H. Premise: "
-        f"`studies/results/toy_premise.json` (100 hard + 100 easy test questions x {total} samples, mixed per H).", "",
+        f"`studies/results/toy_premise.json` ({per_kind} hard + {per_kind} easy {premise['split']} questions x {total} "
+        "samples, mixed per H).", "",
         markdown_table(["h", "questions", f"probe hidden % (0 of {n} on q0, a rephrasing right) [Wilson 95% CI]",
                         f"premise hard % (0 of {total} on q0) [95% CI]",
                         "premise questions under the probe's definition %", "definition shift, pp",
@@ -213,7 +215,7 @@ def probe_markdown(result: dict) -> str:
         "(binomial around h); the premise's per-kind rates at the probe's definition, mixed at that share, give "
         "what the probe should measure on exactly these questions.", "",
         f"Definition shift: on the premise's own questions, 'q0 0 of {n} and a rephrasing right' minus "
-        f"'q0 0 of {total}', from their counts (8 of the 64 samples drawn without replacement). Per kind, "
+        f"'q0 0 of {total}', from their counts ({n} of the {total} samples drawn without replacement). Per kind, "
         f"P(q0 0 of {n}) / P(hidden): hard {pct(kinds['hard'][0])}% / {pct(kinds['hard'][1])}%, easy "
         f"{pct(kinds['easy'][0])}% / {pct(kinds['easy'][1])}%.", ""])
 

@@ -83,6 +83,8 @@ STEPS = {"-": ("minus", "then gives {} away"), "+": ("plus", "then gets {} more"
 def render_two_step(a: int, b: int, c: int, form: str, name: str = "Tom", item: str = "pens", sign: str = "-") -> str:
     """The two-step problem ``a + b - c`` (``sign`` ``-``: the story gets ``b`` more, then gives ``c`` away) or
     ``a + b + c`` (``+``: then gets ``c`` more) in ``form``."""
+    if sign not in STEPS:
+        raise ValueError(f"sign {sign!r}: valid signs are {', '.join(STEPS)}")
     word_op, story = STEPS[sign]
     if form == "symbolic":
         return f"What is {a}+{b}{sign}{c}?"

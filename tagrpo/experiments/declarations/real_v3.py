@@ -22,7 +22,7 @@ user meets (a setting each, ``task.real_regimes``), on SmolLM2-135M-Instruct:
   ``a + b - c`` failed the premise twice (a, b in 1..19 and any c < a + b: q0 4.2% on validation, every form 4-6%;
   a, b in 1..10 and c at most b: q0 5.8%, the forms 6-11%), and pilots on fresh problems
   (``studies/results/real_study_v3_reasoning_pilots.md``) put every two-step design with enough problems for three
-  disjoint splits near 10%, this one at 13% (100 problems x 2 samples); a, b in 1..5 reached 29% with about 55
+  disjoint splits at 7-15%, this one at 13% (100 problems x 2 samples); a, b in 1..5 reached 29% with about 55
   problems in all. If this premise fails too, SmolLM2-135M-Instruct has no two-step regime in the band and the
   regime is reported so, without arms.
 
