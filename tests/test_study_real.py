@@ -341,3 +341,14 @@ def test_bf16_only_where_it_is_native(monkeypatch):
 
     monkeypatch.setattr(sums.Path, "read_text", unreadable)
     assert not sums.native_bf16("cpu")
+
+
+def test_a_contrast_without_cells_reads_as_none_yet():
+    from tagrpo.experiments.tables import verdict_table
+
+    none = [c for c in _small_cells() if c["spec"].get("arm") != "ta_grpo"]
+    rows = [r for r in judge.verdicts(STUDY, *judge.index(STUDY, none), 2) if r["primary"]]
+    assert rows and all(r["n"] == 0 for r in rows)
+    text = summary(rows, STUDY)
+    assert text.count(": no cells yet.") == len(rows) and "nan" not in text
+    assert all(line.endswith("| no cells yet |") for line in verdict_table(rows, STUDY).splitlines()[2:])

@@ -64,6 +64,9 @@ def summary(rows: list[dict], study: Study) -> str:
         what = f"{label(r['arm'])} - {label(r['ref'])}, pass@{r['k']} on {r['subset']} questions{where}"
         if r["versus"]:
             what += f", this study minus {r['versus']}"
+        if r["n"] == 0:
+            out.append(f"{what}: no cells yet.")
+            continue
         if r["n"] < 2:
             out.append(f"{what}: {pct(r, sign=True)} pp on one seed, no interval, no test.")
             continue

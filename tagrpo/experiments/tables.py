@@ -44,7 +44,8 @@ def verdict_table(rows: list[dict], study: Study) -> str:
                p_text(r["p_holm"]) if "p_holm" in r else ""]
         if study.tost:
             row.append(p_text(r["p_equivalence_holm"]) if "p_equivalence_holm" in r else "")
-        out.append(([study.show(r["knob"])] if knob else []) + row + [f"**{r['verdict']}**"])
+        verdict = f"**{r['verdict']}**" if r["n"] else "no cells yet"
+        out.append(([study.show(r["knob"])] if knob else []) + row + [verdict])
     headers = ["contrast", "questions", "metric", "mean, pp [95% CI]", "seeds", "half-width, pp", "p", "p (Holm)"]
     if study.tost:
         headers.append(f"TOST +-{100 * study.margin:g} pp, p (Holm)")
