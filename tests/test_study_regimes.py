@@ -207,3 +207,5 @@ def test_an_invocation_stopped_by_a_failed_premise_says_so_in_its_record(tmp_pat
     (line,) = read_jsonl(str(tmp_path / "cells" / "invocations.jsonl"))
     assert line["finished"] and ended(line) == "stopped: a premise failed"
     assert ended({"finished": False}).startswith("not finished") and ended({"finished": True}) == "finished"
+    lines = "\n".join(real_regimes.premise_section(STUDY, {"premise": {"three_sum": {"accuracy": accuracy}}}, {}, {}))
+    assert "| three_sum | narrative | 10.0 | 5.0 | 5.0 | 10.0 | **no: its premise failed three designs running" in lines

@@ -193,7 +193,8 @@ def premise_section(study, data: dict, bases: dict, versus: dict) -> list[str]:
     groups = study.task_options["groups"]
     low, high = sums.MIXED_BAND
     rows = [[g, groups[g]["q0"], *(f"{100 * p['accuracy'][f]:.1f}" for f in FORMS),
-             "yes" if low <= p["accuracy"][groups[g]["q0"]] <= high else "**no: redesign**"]
+             "yes" if low <= p["accuracy"][groups[g]["q0"]] <= high else
+             f"**no: {groups[g].get('ended', 'redesign')}**"]
             for g, p in data["premise"].items()]
     return ["## Premise (base model, validation problems, % right per form)", "",
             markdown_table(["group", "q0", *FORMS, "q0 in the band"], rows), "",
