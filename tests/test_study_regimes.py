@@ -99,6 +99,8 @@ def test_rule_rows_rephrase_into_the_other_forms_and_model_rows_keep_what_the_fi
     model = real_regimes.training_rows({**spec, "rephrasings": "model", "rephrased": str(made)}, 5)
     assert [r["rephrasings"] for r in model[:3]] == [["one", "two"], [], []]  # fewer than N: the trainer pads
     assert [r["prompt"] for r in model] == [r["prompt"] for r in rows]
+    with pytest.raises(SystemExit, match="none.jsonl: not made yet.*real_study_v3_rephrase.py"):
+        real_regimes.training_rows({**spec, "rephrasings": "model", "rephrased": str(tmp_path / "none.jsonl")}, 5)
 
 
 def test_arms_without_rephrasings_are_one_cell_for_the_regimes_of_a_group(tmp_path):

@@ -69,6 +69,9 @@ def read_rephrased(path: str) -> dict[str, list[str]]:
     """``tagrpo rephrase``'s output: question id -> its accepted rephrasings."""
     from tagrpo.data.jsonl import read_jsonl
 
+    if not os.path.exists(path):
+        raise SystemExit(f"{path}: not made yet; the model-made regime trains on it: run "
+                         "studies/real_study_v3_rephrase.py first")
     return {r["id"]: list(r.get("rephrasings") or []) for r in read_jsonl(path)}
 
 
