@@ -92,3 +92,21 @@ def test_the_third_real_study_joins_when_present_and_is_skipped_while_absent(too
     assert made["measured"]["mean_shift"] is None  # its rephrasings are not among the base's forms
     assert [c["k"] for c in natural["contrasts"]] == [1, 8] and natural["q0_form"] == "narrative"
     assert "studies/results/real_study_v3.json" in built["sources"]
+
+
+def test_a_regime_short_of_its_declared_seeds_stays_off_the_map(tool, tmp_path, monkeypatch):
+    results = tmp_path / "studies" / "results"
+    results.mkdir(parents=True)
+    for name in (*CURRENT, "toy_regime_v2_cells", "toy_capacity_cells"):
+        (results / name).symlink_to(ROOT / "studies" / "results" / name)
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    regimes = {"natural": {"group": "narrative", "rephrasings": "rule"},
+               "model_made": {"group": "narrative", "rephrasings": "model"}}
+    study = _v3(regimes)
+    for v in study["verdicts"]:
+        if v["knob"] == "natural" and v["k"] == 8:
+            v["n"] = 9  # one seed short: still running
+    (results / "real_study_v3.json").write_text(json.dumps(study))
+    regimes_on_map = {p["regime"].split(":")[0] for p in tool.build()["points"] if "v3" in p["source"]}
+    assert regimes_on_map == {"regime model_made"}
+    assert not tool.complete([], "real_v3") and tool.complete([{"n": 10}], "real_v3")

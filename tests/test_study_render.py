@@ -16,7 +16,8 @@ from tagrpo.experiments import run
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "studies" / "results"
-STUDIES = (("embedded_v2", "toy_regime_v2"), ("capacity", "toy_capacity"), ("real_v2", "real_study_v2"))
+STUDIES = (("embedded_v2", "toy_regime_v2"), ("capacity", "toy_capacity"), ("real_v2", "real_study_v2"),
+           ("real_v3", "real_study_v3"))  # the third real study as far as its committed cells go
 VERDICT_FIELDS = ("mean", "lo", "hi", "n", "p", "p_holm", "verdict", "p_equivalence_holm", "values", "versus_values")
 
 

@@ -10,8 +10,8 @@ Each point is one measured setting: where it was measured (``world``: ``embedded
 - ``studies/results/toy_regime_v2.json``: the embedded regime world, hard share h = 0, 0.6, 0.9, its shipped base;
 - ``studies/results/toy_capacity.json``: the same world at h = 0.6 on a 4x larger base, 5 seeds;
 - ``studies/results/real_study_v2.json``: SmolLM2-135M-Instruct on sums, q0 spelled numbers, 10 seeds;
-- ``studies/results/real_study_v3.json`` when it exists: one point per regime (its verdicts' ``knob``) with primary
-  verdicts; skipped while absent.
+- ``studies/results/real_study_v3.json`` when it exists: one point per regime (its verdicts' ``knob``) whose primary
+  verdicts all have the declared 10 seeds; a regime still running, or without arms, is left out.
 
 ``measured`` comes from each study's base cells (the ``results`` of the JSON, else the committed cells beside it):
 ``q0_all_wrong``, the share of test questions whose q0 gets none of ``PROBE_N`` samples right (what the probe
@@ -98,6 +98,15 @@ def contrasts(study: dict, knob) -> list[dict]:
             and v.get("versus") is None and v["knob"] == knob]
 
 
+def complete(verdicts: list[dict], declaration: str) -> bool:
+    """Whether a setting's primary contrasts all have the declared seeds: a study still running (or a regime never
+    run) puts no point on the map."""
+    from tagrpo.experiments.study import declared
+
+    seeds = len(declared(declaration).seeds)
+    return bool(verdicts) and all(v["n"] == seeds for v in verdicts)
+
+
 def _point(world, source, model, task, q0, arm, study, knob, bases, rephrasings, **extra) -> dict:
     verdicts = contrasts(study, knob)
     return {"world": world, "source": f"{RESULTS}/{source}", "model": model, "task": task, "q0_form": q0,
@@ -154,7 +163,7 @@ def real_points() -> list[dict]:
     v3 = _load("real_study_v3.json")
     bases, _ = _base_cells(v3, "real_study_v3_cells")
     regimes, groups = v3["task_options"]["regimes"], v3["task_options"]["groups"]
-    for regime in [r for r in regimes if contrasts(v3, r)]:
+    for regime in [r for r in regimes if complete(contrasts(v3, r), "real_v3")]:
         group = groups[regimes[regime]["group"]]
         q0 = v3["q0"][regime] if isinstance(v3.get("q0"), dict) else group["q0"]
         mine = [c for c in bases if regime in c["spec"].get("knobs", [c["spec"].get("knob")])]
