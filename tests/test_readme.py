@@ -252,14 +252,19 @@ def test_ctrl_c_prints_one_line(argv, target, expected, monkeypatch, capsys):
 @pytest.mark.slow
 def test_ctrl_c_during_a_probe_keeps_its_counts_and_resumes(tmp_path):
     """SIGINT to a real ``tagrpo probe``: exit status 130, one line and no traceback; the questions finished stay
-    in counts.jsonl, and the same command run again takes them from there."""
+    in counts.jsonl, and the same command run again takes them from there. The probe starts with SIGINT's default
+    disposition, as a command typed in a terminal does: a test suite launched in the background (``make test &``)
+    ignores SIGINT, its children inherit that, and Python then installs no KeyboardInterrupt handler at all."""
     from tagrpo.data.jsonl import read_jsonl
+
+    def as_typed():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     out = tmp_path / "probe"
     base = [sys.executable, "-m", "tagrpo", "probe", "--model", "toy_regime", "--data", "toy_regime"]
     tail = ["--chunk-questions", "1", "--output-dir", str(out)]
     proc = subprocess.Popen([*base, "--questions", "200", *tail], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=as_typed)
     counts, deadline = out / "counts.jsonl", time.monotonic() + 120
     while not (counts.exists() and counts.read_text().count("\n") >= 2) and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
