@@ -134,3 +134,14 @@ def test_the_probe_row_by_hand():
     assert row["definition_shift"] == pytest.approx(0.48 - 0.55)
     assert row["within_premise_interval"] and row["premise_in_probe_interval"]
     assert row["expected_in_probe_interval"] and not row["expected_at_probed_mix_in_probe_interval"]
+
+
+def test_the_contrast_forest_draws_what_has_two_seeds(tmp_path):
+    from tagrpo.experiments.plots import plot_contrasts
+
+    row = {"knob": "natural", "arm": "ta_grpo", "ref": "equal_sampling", "k": 1, "mean": 0.02, "lo": -0.03, "hi": 0.07}
+    path = tmp_path / "forest.png"
+    assert not plot_contrasts([{**row, "n": 1}, {**row, "n": 0, "mean": math.nan}], str(path), "t", str)
+    assert not path.exists()
+    assert plot_contrasts([{**row, "n": 10}, {**row, "n": 1}], str(path), "t", str, margin=0.05)
+    assert path.stat().st_size > 0

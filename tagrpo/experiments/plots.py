@@ -67,3 +67,43 @@ def plot_map(runs: dict, bases: dict, k: int, path: str, title: str, knobs: tupl
     fig.tight_layout(rect=(0, 0, 1, 0.96 - 0.03 * len(lines)))
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def plot_contrasts(rows: list[dict], path: str, title: str, show, margin: float | None = None) -> bool:
+    """The primary contrasts as a forest: one line per contrast with two or more seeds, its mean difference and 95%
+    interval in pp, a line at 0 and, with ``margin`` (the study's equivalence margin), its band; ``show(setting)``
+    writes a setting. False (nothing written) when no contrast has two seeds yet."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    drawn = [r for r in rows if r["n"] > 1 and not math.isnan(r["mean"])]
+    if not drawn:
+        return False
+    fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.5 * len(drawn)))
+    if margin:
+        ax.axvspan(-100 * margin, 100 * margin, color="0.9", label=f"equivalence margin +-{100 * margin:g} pp")
+    ax.axvline(0, color="0.4", lw=1)
+    for i, r in enumerate(reversed(drawn)):
+        where = "" if r["knob"] is None else f"{show(r['knob'])}: "
+        name = f"{where}{label(r['arm'])} - {label(r['ref'])}, pass@{r['k']} ({_seeds(r['n'])})"
+        ax.errorbar([100 * r["mean"]], [i], xerr=[[100 * (r["mean"] - r["lo"])], [100 * (r["hi"] - r["mean"])]],
+                    fmt="o", capsize=3, color="black")
+        ax.text(100 * r["hi"], i, f"  {100 * r['mean']:+.1f} [{100 * r['lo']:+.1f}, {100 * r['hi']:+.1f}]",
+                va="center", fontsize=7)
+        ax.annotate(name, (0, i), xycoords=("axes fraction", "data"), xytext=(-6, 0), textcoords="offset points",
+                    ha="right", va="center", fontsize=8)
+    ax.set_yticks([])
+    ax.set_ylim(-0.7, len(drawn) - 0.3)
+    left = 100 * min(min(r["lo"] for r in drawn), -(margin or 0), 0)
+    right = 100 * max(max(r["hi"] for r in drawn), margin or 0, 0)
+    ax.set_xlim(left - 0.05 * (right - left), right + 0.45 * (right - left))  # room for the numbers on the right
+    ax.set_xlabel("difference, pp (95% interval over paired seeds)")
+    ax.grid(axis="x", alpha=0.3)
+    if margin:
+        ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("\n".join(textwrap.wrap(title, width=70)), fontsize=9)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return True

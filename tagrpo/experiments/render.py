@@ -17,7 +17,7 @@ from tagrpo.data.jsonl import read_jsonl
 from tagrpo.evaluation.tables import markdown_table
 from tagrpo.experiments import judge, tables
 from tagrpo.experiments.machine import machine
-from tagrpo.experiments.plots import plot_map
+from tagrpo.experiments.plots import plot_contrasts, plot_map
 from tagrpo.experiments.report import label, pct
 from tagrpo.experiments.study import Study, declared
 from tagrpo.experiments.tasks import task_module
@@ -139,8 +139,14 @@ def write(study: Study, args, data: dict) -> dict:
                      "problems)",
                      study.settings, arm_order(study))
             md += [f"![every arm: rest pass@1 against hard pass@{k}]({study.outputs}.png)", ""]
+        primary = [r for r in judged if r["primary"]]
         md += ["## Primary contrasts (Holm over the family)", "", summary(judged, study), "",
-               tables.verdict_table([r for r in judged if r["primary"]], study), ""]
+               tables.verdict_table(primary, study), ""]
+        forest = f"{study.outputs}_contrasts.png"
+        if study.task != "regime" and plot_contrasts(
+                primary, os.path.join(args.out, forest), f"{study.title}: primary contrasts", study.show,
+                study.margin if study.tost else None):
+            md += [f"![the primary contrasts, 95% intervals over paired seeds]({forest})", ""]
         if checks:
             md += ["## Issue 32's goal (per knob, from the primary cells)", "",
                    markdown_table(["hard_share", "candidate", "criterion", "pp [95% CI]", "seeds", "status"],
