@@ -70,12 +70,18 @@ def _v3(regimes: dict) -> dict:
     }
 
 
-def test_the_third_real_study_joins_when_present_and_is_skipped_while_absent(tool, tmp_path, monkeypatch):
+def _scratch(tool, tmp_path, monkeypatch):
+    """A scratch repository root holding the current studies (linked), where a test may write a third study."""
     results = tmp_path / "studies" / "results"
     results.mkdir(parents=True)
     for name in (*CURRENT, "toy_regime_v2_cells", "toy_capacity_cells"):
         (results / name).symlink_to(ROOT / "studies" / "results" / name)
     monkeypatch.setattr(tool, "ROOT", tmp_path)
+    return results
+
+
+def test_the_third_real_study_joins_when_present_and_is_skipped_while_absent(tool, tmp_path, monkeypatch):
+    results = _scratch(tool, tmp_path, monkeypatch)
     without = tool.build()
     assert without == tool.build() and not [p for p in without["points"] if "v3" in p["source"]]
     regimes = {"natural": {"group": "narrative", "rephrasings": "rule"},
@@ -95,11 +101,7 @@ def test_the_third_real_study_joins_when_present_and_is_skipped_while_absent(too
 
 
 def test_a_regime_short_of_its_declared_seeds_stays_off_the_map(tool, tmp_path, monkeypatch):
-    results = tmp_path / "studies" / "results"
-    results.mkdir(parents=True)
-    for name in (*CURRENT, "toy_regime_v2_cells", "toy_capacity_cells"):
-        (results / name).symlink_to(ROOT / "studies" / "results" / name)
-    monkeypatch.setattr(tool, "ROOT", tmp_path)
+    results = _scratch(tool, tmp_path, monkeypatch)
     regimes = {"natural": {"group": "narrative", "rephrasings": "rule"},
                "model_made": {"group": "narrative", "rephrasings": "model"}}
     study = _v3(regimes)
