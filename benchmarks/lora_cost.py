@@ -5,12 +5,12 @@ Command (what produced benchmarks/results/lora_cost.*):
 
     .venv/bin/python benchmarks/lora_cost.py
 
-Both arms train TA-GRPO (N=3, G=2, ``sums.ARMS["ta_grpo"]``) from the base through
-``sums.trainer_job``: the study's training rows (``real_task``, q0 in ``--q0``'s form, the seed's order), its
-prompt, batch (4 questions x 8 completions per generation step, two optimizer steps per generation batch), 12
-completion tokens, no KL, and its bf16 rule (``sums.native_bf16``: bf16 autocast over fp32 master weights where
-the CPU has native bf16, fp32 otherwise). ``--setting`` names ``tasks.sums.SETTINGS``: ``v2`` (default, the study
-to run now: pairs split, no gradient checkpointing) or ``study`` (the first).
+Both arms train TA-GRPO (N=3, G=2, ``sums.ARMS["ta_grpo"]``) from the base through ``sums.trainer_job``: the study's
+training rows (``tagrpo.data.sum_problems``, q0 in ``--q0``'s form, the seed's order), its prompt, batch (4 questions x
+8 completions per generation step, two optimizer steps per generation batch), 12 completion tokens, no KL, and its bf16
+rule (``sums.native_bf16``: bf16 autocast over fp32 master weights where the CPU has native bf16, fp32 otherwise).
+``--setting`` names ``tasks.sums.SETTINGS``: ``v2`` (default, the study to run now: pairs split, no gradient
+checkpointing) or ``study`` (the first).
 
 - ``full``: every weight trains, at ``--full-lr`` (default 1e-5: TA-GRPO's rate in the first study's sweep).
 - ``lora``: ``use_peft=true``, r=16, alpha=32, dropout 0.05, ``lora_target_modules=all-linear`` (every linear layer
@@ -59,12 +59,12 @@ def mib_now() -> float:
 
 def q0_pass1(model, tokenizer, setting: dict, q0: str, count: int | None, seed: int) -> dict:
     """Mean over validation problems of the share of correct samples on q0's form, with its 95% interval."""
+    from tagrpo.data import sum_problems
     from tagrpo.evaluation.stats import interval
-    from tagrpo.experiments import real_task
     from tagrpo.experiments.tasks import sums
 
     rows = sums.held_out("validation", count, setting)
-    texts = [real_task.render(r["a"], r["b"], q0, r["name"], r["item"]) for r in rows]
+    texts = [sum_problems.render(r["a"], r["b"], q0, r["name"], r["item"]) for r in rows]
     start = time.perf_counter()
     responses = sums.sample(model, tokenizer, texts, sums.EVAL_SAMPLES, seed,
                                   setting["max_completion_length"], setting)
@@ -188,7 +188,7 @@ def main() -> None:
         with open(args.result, "w", encoding="utf-8") as f:
             json.dump(got, f, indent=1)
         return
-    from tagrpo.experiments.machine import machine
+    from tagrpo.common.machine import machine
 
     start, load = time.perf_counter(), [round(os.getloadavg()[0], 2)]
     common = {"steps": args.steps, "setting": args.setting, "q0": args.q0, "seed": args.seed,

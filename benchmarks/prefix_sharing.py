@@ -32,8 +32,8 @@ from statistics import mean
 
 import torch
 
+from tagrpo.common.machine import machine
 from tagrpo.evaluation.tables import markdown_table
-from tagrpo.experiments.machine import machine
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 COMPLETION = 12
@@ -41,10 +41,10 @@ COMPLETION = 12
 
 def batch(tokenizer, setting: dict, q0: str, rows: int) -> dict:
     """Token ids of ``rows`` training questions' prompts and 12-token worked answers, in both layouts."""
+    from tagrpo.data import sum_problems
     from tagrpo.data.prompts import render_prompt
-    from tagrpo.experiments import real_task
 
-    questions = real_task.questions("train", q0, "main", seed=0, count=rows, scheme=setting["scheme"])
+    questions = sum_problems.questions("train", q0, "main", seed=0, count=rows, scheme=setting["scheme"])
     prompts = [tokenizer(render_prompt(r["prompt"], tokenizer, setting["template"], True, setting["system_prompt"]),
                          add_special_tokens=False)["input_ids"] for r in questions]
     answers = [tokenizer(f" {r['a']}+{r['b']}={r['a'] + r['b']}. \\boxed{{{r['a'] + r['b']}}}",

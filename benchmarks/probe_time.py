@@ -4,7 +4,7 @@ Command (what produced benchmarks/results/probe_time.*):
 
     .venv/bin/python benchmarks/probe_time.py          # after make .venv/.installed-real
 
-Writes the real study's test sums (``tagrpo/experiments/real_task.py``: q0 in its spelled form, the other forms
+Writes the real study's test sums (``tagrpo/data/sum_problems.py``: q0 in its spelled form, the other forms
 as typed rephrasings) to a data file, then runs the probe from scratch on them (``--overwrite``): ``--questions``
 questions x ``--n`` samples of q0 and of each rephrasing, the study's prompt (the one-example template in the chat
 template, an empty system message), 12 new tokens, its training temperature and reward, transformers on the CPU.
@@ -22,12 +22,12 @@ import os
 import sys
 import time
 
+from tagrpo.common.machine import machine
+from tagrpo.data import sum_problems
 from tagrpo.data.jsonl import write_jsonl
 from tagrpo.evaluation.probe import ProbeConfig, run_probe
 from tagrpo.evaluation.probe_report import load_map
 from tagrpo.evaluation.tables import markdown_table
-from tagrpo.experiments import real_task
-from tagrpo.experiments.machine import machine
 from tagrpo.experiments.tasks import sums
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -38,9 +38,9 @@ def sums_rows(seed: int) -> list[dict]:
     """The first study's test problems (its ``ordered`` splits), q0 spelled, rephrased into the other forms (their
     names as types)."""
     q0 = "spelled"
-    types = [f for f in real_task.FORMS if f != q0]
+    types = [f for f in sum_problems.FORMS if f != q0]
     return [{**r, "rephrasing_provenance": [{"type": t} for t in types]}
-            for r in real_task.questions("test", q0, "main", seed, scheme="ordered")]
+            for r in sum_problems.questions("test", q0, "main", seed, scheme="ordered")]
 
 
 def main(argv=None) -> int:

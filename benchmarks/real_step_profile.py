@@ -33,8 +33,8 @@ from accelerate import Accelerator
 from transformers import TrainerCallback
 from trl import GRPOTrainer
 
+from tagrpo.common.machine import machine
 from tagrpo.evaluation.tables import markdown_table
-from tagrpo.experiments.machine import machine
 from tagrpo.trainer.trainer import TAGRPOTrainer
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")

@@ -6,7 +6,7 @@ Command (what produced benchmarks/results/real_throughput.*):
     .venv/bin/python benchmarks/real_throughput.py --steps 4 --rounds 2
 
 Each setting trains TA-GRPO (N=3, G=2) from the base on its study's training sums
-(``tagrpo/experiments/real_task.py``) for ``--steps`` generation steps, ``--rounds`` times, the settings interleaved
+(``tagrpo/data/sum_problems.py``) for ``--steps`` generation steps, ``--rounds`` times, the settings interleaved
 (A, B, A, B, ...) so that both see the same machine in the same sitting; a setting with 2 workers trains two runs
 at once (one torch thread each, as the studies run their cells) and adds their rollouts per second. Rollouts per
 second = completions generated over the wall time of the generation steps after the first (a callback stamps each
@@ -36,10 +36,10 @@ from statistics import mean
 import torch
 from transformers import TrainerCallback
 
+from tagrpo.common.machine import machine
+from tagrpo.data import sum_problems
 from tagrpo.evaluation.stats import interval
 from tagrpo.evaluation.tables import markdown_table
-from tagrpo.experiments import real_task
-from tagrpo.experiments.machine import machine
 
 ACCURACY_SAMPLES = 8
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -87,7 +87,7 @@ def base_accuracy(model_dir: str, setting: dict, q0: str, count: int | None) -> 
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16)
-    rows = real_task.questions("validation", q0, "main", seed=0, count=count)
+    rows = sum_problems.questions("validation", q0, "main", seed=0, count=count)
     start = time.perf_counter()
     hits = score(draw(model, tokenizer, [r["prompt"] for r in rows], ACCURACY_SAMPLES, 0,
                       setting["max_completion_length"], setting), rows)

@@ -72,9 +72,9 @@ from statistics import mean  # noqa: E402
 
 import torch  # noqa: E402
 
+from tagrpo.common.machine import machine  # noqa: E402
 from tagrpo.evaluation.stats import interval  # noqa: E402
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
-from tagrpo.experiments.machine import machine  # noqa: E402
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from tagrpo.experiments.machine import machine
+from tagrpo.common.machine import machine
 from tagrpo.rephrase import RephraseConfig, run_rephrase
 from tagrpo.rephrase.backends import Budget, Request
 from tagrpo.rephrase.client import OpenAIBackend

@@ -36,9 +36,9 @@ from datasets import Dataset  # noqa: E402
 from transformers import AutoTokenizer  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
-from tagrpo.experiments.timing import StepTimer, hash_reward, make_rows  # noqa: E402
 from tagrpo.toy import build_char_tokenizer, build_tiny_model  # noqa: E402
 from tagrpo.trainer import TAGRPOConfig, TAGRPOTrainer  # noqa: E402
+from tagrpo.trainer.timing import StepTimer, hash_reward, make_rows  # noqa: E402
 
 COMMAND = ".venv/bin/python benchmarks/step_overhead.py"
 TARGET = 1.10

@@ -15,8 +15,8 @@ import os
 import sys
 import time
 
+from tagrpo.common.machine import machine
 from tagrpo.experiments import premise
-from tagrpo.experiments.machine import machine
 from tagrpo.models import PACKAGE_ROOT, TOY_MODELS
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")

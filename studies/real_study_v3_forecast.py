@@ -5,7 +5,7 @@ and, after the fact, the probe on the second study's task (``--regime v2``: does
     .venv/bin/python studies/real_study_v3_forecast.py --regime v2        # not a forecast: v2's verdict exists
 
 Writes the regime's training set (every training problem, seed 0's order, as its arms see them:
-``tagrpo.experiments.tasks.real_regimes.training_rows``; for v2 ``real_task.questions``, q0 spelled) to
+``tagrpo.experiments.tasks.real_regimes.training_rows``; for v2 ``sum_problems.questions``, q0 spelled) to
 ``outputs/real_study_v3_forecast/<regime>/train.jsonl`` and runs ``tagrpo probe`` on SmolLM2-135M-Instruct with the
 study's prompt, sampling and N, G (100 questions x n = 8, about 7 minutes on 2 cores for 12 completion tokens) into
 ``studies/results/real_study_v3_forecast/<regime>/`` (v2: ``studies/results/real_study_v2_probe/``): probe.md,
@@ -16,9 +16,9 @@ import argparse
 import os
 import shlex
 
+from tagrpo.data import sum_problems
 from tagrpo.data.jsonl import write_jsonl
 from tagrpo.evaluation.probe import ProbeConfig, run_probe
-from tagrpo.experiments import real_task
 from tagrpo.experiments.declarations.real_v3 import STUDY
 from tagrpo.experiments.tasks import real_regimes, sums
 from tagrpo.models import fetch_model
@@ -30,7 +30,7 @@ V2_Q0 = "spelled"  # the second study's q0 (studies/results/real_study_v2.json: 
 def training_set(regime: str) -> tuple[list[dict], dict, str]:
     """The regime's training rows, its settings and where the probe writes."""
     if regime == "v2":
-        rows = real_task.questions("train", V2_Q0, "main", seed=0, scheme=sums.V2["scheme"])
+        rows = sum_problems.questions("train", V2_Q0, "main", seed=0, scheme=sums.V2["scheme"])
         return rows, sums.V2, os.path.join(RESULTS, "real_study_v2_probe")
     spec = STUDY.task_options["regimes"][regime]
     group = STUDY.task_options["groups"][spec["group"]]

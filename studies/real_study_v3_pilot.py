@@ -13,11 +13,11 @@ import argparse
 import random
 import time
 
-from tagrpo.experiments import real_task
+from tagrpo.data import sum_problems
 
 
 def story3(a: int, b: int, c: int, name: str, item: str) -> str:
-    return real_task.render_three(a, b, c, "narrative", name, item)
+    return sum_problems.render_three(a, b, c, "narrative", name, item)
 
 
 def capped(r: random.Random, top: int = 9, cap: int = 15) -> tuple[int, int, int]:
@@ -43,7 +43,7 @@ DESIGNS = {  # name: (draw, text, answer, template)
     "sum3_le15": (capped, story3, sum, "threesum"),
     "sum3_le15_symbolic": (capped, lambda a, b, c, n, i: f"What is {a}+{b}+{c}?", sum, "threesum"),
     "minus_a20_bc5": (uniform((20, 5, 5)),
-                      lambda a, b, c, n, i: real_task.render_minus(a, b, c, "narrative", n, i),
+                      lambda a, b, c, n, i: sum_problems.render_minus(a, b, c, "narrative", n, i),
                       lambda t: t[0] + t[1] - t[2], "twostep"),
 }
 
@@ -68,7 +68,7 @@ if __name__ == "__main__":
         rows = []
         for _ in range(args.problems):
             t = draw(r)
-            rows.append({"text": text(*t, r.choice(real_task.NAMES), r.choice(real_task.ITEMS)),
+            rows.append({"text": text(*t, r.choice(sum_problems.NAMES), r.choice(sum_problems.ITEMS)),
                          "answer": str(answer(t))})
         start = time.time()
         with torch.autocast("cpu", dtype=torch.bfloat16):

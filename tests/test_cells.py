@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import platform
 
+from tagrpo.common.machine import cpu_model
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.experiments.cells import Invocation, checkpoint_invocation, run_all
-from tagrpo.experiments.machine import cpu_model
 from tagrpo.experiments.tables import ended, invocation_table, wall_sentence
 
 

@@ -25,6 +25,7 @@ LAYERS = (
     ("rephrase", "evaluation"),
     ("trainer",),
     ("toy", "integrations"),
+    ("demo",),
     ("experiments",),
     ("cli", "__main__", "__init__"),
 )
@@ -111,7 +112,7 @@ def test_the_check_sees_function_local_imports_and_import_strings():
     ]
     assert upward("from .. import evaluation\nfrom tagrpo import __version__\n", "tagrpo.rephrase.config") == [
         "tagrpo.rephrase.config:1 imports tagrpo.evaluation: rephrase (layer 5) may not import evaluation (layer 5)",
-        "tagrpo.rephrase.config:2 imports tagrpo: rephrase (layer 5) may not import __init__ (layer 9)",
+        "tagrpo.rephrase.config:2 imports tagrpo: rephrase (layer 5) may not import __init__ (layer 10)",
     ]
     assert upward("from tagrpo.evaluation.sampling import generate_batch\n", "tagrpo.rephrase.backends") == [
         "tagrpo.rephrase.backends:1 imports tagrpo.evaluation.sampling: rephrase (layer 5) may not import "
@@ -121,10 +122,10 @@ def test_the_check_sees_function_local_imports_and_import_strings():
 
 
 def test_the_world_may_not_import_its_harness():
-    assert upward("from tagrpo.experiments.arms import ARMS\n", "tagrpo.toy.worlds") == [
-        "tagrpo.toy.worlds:1 imports tagrpo.experiments.arms: toy (layer 7) may not import experiments (layer 8)"
+    assert upward("from tagrpo.demo.arms import ARMS\n", "tagrpo.toy.worlds") == [
+        "tagrpo.toy.worlds:1 imports tagrpo.demo.arms: toy (layer 7) may not import demo (layer 8)"
     ]
-    assert upward("from tagrpo.toy.worlds import question_rows\n", "tagrpo.experiments.demo") == []
+    assert upward("from tagrpo.toy.worlds import question_rows\n", "tagrpo.demo.config") == []
 
 
 def _runs_at_import(body: list[ast.stmt]) -> list[ast.stmt]:

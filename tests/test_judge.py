@@ -9,9 +9,9 @@ import random
 
 import pytest
 
+from tagrpo.demo.report import label
 from tagrpo.experiments import judge, tables
 from tagrpo.experiments.declarations import capacity, embedded_v2
-from tagrpo.experiments.report import label
 from tagrpo.experiments.study import Contrast, Fixed, Goal, Study, Sweep
 
 T975_2 = 4.302653  # Student t, 97.5% quantile, 2 degrees of freedom

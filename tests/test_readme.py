@@ -80,7 +80,7 @@ def parsed(monkeypatch):
     monkeypatch.setattr(probe_module, "run_probe", lambda cfg: seen.update(config=cfg))
     monkeypatch.setattr(rephrase_module, "run_rephrase", lambda cfg: seen.update(config=cfg))
     monkeypatch.setattr(models_module, "fetch_model", lambda name, cache_dir, log: seen.update(name=name) or name)
-    import tagrpo.experiments.demo as demo_module
+    import tagrpo.demo.config as demo_module
 
     monkeypatch.setattr(demo_module, "run_demo", lambda cfg: seen.update(config=cfg))
 
@@ -282,8 +282,8 @@ def test_ctrl_c_during_a_probe_keeps_its_counts_and_resumes(tmp_path):
 
 
 def test_demo_with_no_flags_is_make_demo_and_points_at_the_current_study():
-    from tagrpo.experiments.demo import DemoConfig
-    from tagrpo.experiments.report import VERDICTS
+    from tagrpo.demo.config import DemoConfig
+    from tagrpo.demo.report import VERDICTS
 
     assert "tagrpo demo --preset regime" in (ROOT / "Makefile").read_text()
     assert DemoConfig().preset == "regime" and DemoConfig().world == "regime"

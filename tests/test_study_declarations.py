@@ -55,7 +55,7 @@ def test_the_embedded_v2_design_is_the_issues():
     assert V2.swept(V2.primary_arms) == SWEPT[:-2] + ("ta_grpo_w25", "ta_grpo_w50") == SWEPT
     assert V2.choices == {"weighted": ("ta_grpo_w25", "ta_grpo_w50")}
     assert set(V2.arms) == {*SWEPT, *V2.exploratory_arms, "ta_grpo_variant"} and not any(V2.arms.values())
-    from tagrpo.experiments.arms import ARMS
+    from tagrpo.demo.arms import ARMS
 
     assert set(V2.arms) <= set(ARMS)  # the regime task's arms are configured by name
     pilot = V2.fixed[0]
@@ -298,9 +298,9 @@ def test_make_demo_runs_the_study_hardest_setting_at_its_swept_rates():
     chose there (studies/results/toy_regime_v2.json; the first study's, swept at 0.6, for the arms v2 did not sweep)
     and shows issue 32's recommended variant, the first of v2's committed "closest" ranking: a rerun of either
     that changes them fails here."""
-    from tagrpo.experiments.arms import ARMS, RECOMMENDED
-    from tagrpo.experiments.demo import DemoConfig
-    from tagrpo.experiments.report import label
+    from tagrpo.demo.arms import ARMS, RECOMMENDED
+    from tagrpo.demo.config import DemoConfig
+    from tagrpo.demo.report import label
 
     v1 = json.loads((RESULTS / "toy_regime.json").read_text())
     v2 = json.loads((RESULTS / "toy_regime_v2.json").read_text())

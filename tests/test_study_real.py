@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from tagrpo.data import sum_problems
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.evaluation.stats import equivalence
-from tagrpo.experiments import judge, real_task, run
+from tagrpo.experiments import judge, run
 from tagrpo.experiments.declarations import real_v2
 from tagrpo.experiments.render import summary
 from tagrpo.experiments.tasks import sums
@@ -40,7 +41,7 @@ def test_seeds_sweep_and_settings_are_the_issues():
 
 def test_arms_primary_exploratory_and_the_issue32_variant():
     assert STUDY.primary_arms == ("ta_grpo", "equal_sampling", "ta_grpo_control")
-    from tagrpo.experiments.arms import RECOMMENDED
+    from tagrpo.demo.arms import RECOMMENDED
 
     assert real_v2.VARIANT == RECOMMENDED
     assert set(STUDY.exploratory_arms) == {"pooled_no_anchor", "grpo", "grpo_more_data", real_v2.VARIANT}
@@ -62,7 +63,7 @@ def test_every_arm_builds_its_trainer_config(arm, tmp_path):
     rollouts = setting["questions"] * config.pool_size  # per generation step
     assert rollouts == {"grpo": 8, "grpo_more_data": 8}.get(arm, 32)
     assert config.beta == (0.001 if arm == "ta_grpo_kl" else 0.0)
-    held = set(real_task.split("test")) | set(real_task.split("validation"))
+    held = set(sum_problems.split("test")) | set(sum_problems.split("validation"))
     assert not {(r["a"], r["b"]) for r in rows} & held
 
 

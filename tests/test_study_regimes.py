@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from tagrpo.experiments import judge, real_task
+from tagrpo.data import sum_problems
+from tagrpo.experiments import judge
 from tagrpo.experiments.declarations.real_v3 import STUDY
 from tagrpo.experiments.run import parse
 from tagrpo.experiments.tasks import real_regimes
@@ -55,7 +56,7 @@ def test_the_reasoning_regime_adds_three_numbers_in_every_form_and_splits_them_b
     assert all(int(r["answer"]) == r["a"] + r["b"] + r["c"] <= 15 and min(r["a"], r["b"], r["c"]) >= 1
                and max(r["a"], r["b"], r["c"]) <= 9 for r in every)
     with pytest.raises(ValueError, match="valid splits are train, validation, test"):
-        real_task.split_three("dev")
+        sum_problems.split_three("dev")
 
 
 def test_the_reasoning_regimes_second_design_asks_two_steps_in_every_form_on_disjoint_problems():

@@ -137,8 +137,8 @@ def test_world_tokenizer_makes_words_single_tokens_and_round_trips():
 def test_shipped_base_matches_the_default_recipe_and_holds_the_premise(tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.experiments.demo import DemoConfig
-    from tagrpo.experiments.demo_run import premise
+    from tagrpo.demo.config import DemoConfig
+    from tagrpo.demo.run import premise
 
     assert resolve_base(None, str(tmp_path / "unused")) == str(SHIPPED)  # the marker matches PretrainConfig()
     assert not (tmp_path / "unused").exists()

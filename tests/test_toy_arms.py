@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tagrpo.experiments.arms import ARMS, arm_settings
-from tagrpo.experiments.demo import DEMO_ARMS, DemoConfig
+from tagrpo.demo.arms import ARMS, arm_settings
+from tagrpo.demo.config import DEMO_ARMS, DemoConfig
 
 N, G, S, Q, B = 3, 4, 100, 128, 8  # the default preset
 
@@ -81,8 +81,8 @@ def test_demo_config_validates_arms_and_presets():
 
 def test_every_arm_has_a_plot_style():
     # make demo plots every arm it trains (a missing style crashed the regime demo once its arms grew)
-    from tagrpo.experiments.arms import ARMS
-    from tagrpo.experiments.report import STYLE
+    from tagrpo.demo.arms import ARMS
+    from tagrpo.demo.report import STYLE
 
     assert set(ARMS) <= set(STYLE)
     assert len({STYLE[a] for a in ARMS}) == len(ARMS)  # no two arms drawn alike

@@ -179,7 +179,7 @@ def tiny_regime_base(tmp_path_factory):
 
 @pytest.mark.slow
 def test_quick_demo_on_the_regime_world(tmp_path, tiny_regime_base):
-    from tagrpo.experiments.demo import DemoConfig, run_demo
+    from tagrpo.demo.config import DemoConfig, run_demo
 
     cfg = DemoConfig(
         output_dir=str(tmp_path / "demo"), base_dir=tiny_regime_base, world="regime", hard_share=0.5, preset="quick",
@@ -215,8 +215,8 @@ def test_mid_training_evaluation_leaves_the_trajectory_unchanged(tmp_path, tiny_
     measured (same rewards, same completions, same final model)."""
     from rich.console import Console
 
-    from tagrpo.experiments.demo import DemoConfig, held_out_rows
-    from tagrpo.experiments.demo_run import train_arm
+    from tagrpo.demo.config import DemoConfig, held_out_rows
+    from tagrpo.demo.run import train_arm
 
     out = {}
     for checkpoints in (0, 4):
@@ -233,7 +233,7 @@ def test_mid_training_evaluation_leaves_the_trajectory_unchanged(tmp_path, tiny_
 
 
 def test_hard_subset_rows_worked_by_hand():
-    from tagrpo.experiments.report import subset_rows
+    from tagrpo.demo.report import subset_rows
 
     def run(counts):
         return {"counts": counts, "samples": 4, "pass_at_k": {"1": 0.0, "4": 0.0}}
@@ -280,7 +280,7 @@ def _flag_result(ta_counts, es_counts, clip):
 
 
 def test_demo_flags_fire_when_the_run_contradicts_the_method():
-    from tagrpo.experiments.report import flags
+    from tagrpo.demo.report import flags
 
     # hard subset: questions 0 and 1 (the base's 0 of 4); equal-sampling solves one of them, TA-GRPO none
     fired = flags(_flag_result([0, 0, 4, 4], [0, 1, 4, 4], [0.0, 0.0]))

@@ -1,5 +1,5 @@
 """The verdict rule of every study (``tagrpo.evaluation.verdicts``), one test per regime, and the demo report's
-numbers (``tagrpo.experiments.metrics``, ``report``), worked by hand."""
+numbers (``tagrpo.demo.metrics``, ``report``), worked by hand."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
+from tagrpo.demo.metrics import metric
 from tagrpo.evaluation.verdicts import ALPHA, MARGIN, verdict
-from tagrpo.experiments.metrics import metric
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_metric_rises_and_second_half():
 
 
 def test_question_interval_by_hand_is_clipped_to_the_range():
-    from tagrpo.experiments.report import question_interval
+    from tagrpo.demo.report import question_interval
 
     # 2 samples, correct counts 2, 2, 1 -> pass@1 per question 1, 1, 0.5: mean 0.833333, sd 0.288675,
     # half width 1.96 * 0.288675 / sqrt(3) = 0.326667 -> [0.506667, 1.160000], the upper end clipped to 1.

@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tagrpo.common.machine import machine
 from tagrpo.data.jsonl import read_jsonl
-from tagrpo.experiments.machine import machine
 
 
 def compare(stored: dict, fresh: dict) -> dict:

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from tagrpo.experiments.machine import machine
+from tagrpo.common.machine import machine
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "tools" / "results"

@@ -56,7 +56,7 @@ def _train(argv: list[str], prog: str, text: str) -> None:
 
 def _demo(argv: list[str], prog: str, text: str) -> None:
     from tagrpo.common.parser import CommandParser, parse_dataclasses
-    from tagrpo.experiments.demo import PRESETS, DemoConfig, run_demo
+    from tagrpo.demo.config import PRESETS, DemoConfig, run_demo
 
     parser = CommandParser((DemoConfig,), {"preset": tuple(PRESETS)}, prog=prog, description=text)
     parser.add_argument("--quick", action="store_const", const="quick", dest="preset", default=argparse.SUPPRESS,

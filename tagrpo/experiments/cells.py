@@ -16,8 +16,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from datetime import datetime, timezone
 from multiprocessing import get_context
 
+from tagrpo.common.machine import machine
 from tagrpo.data.jsonl import read_jsonl, write_jsonl
-from tagrpo.experiments.machine import machine
 
 Compute = Callable[[dict, str], dict]  # (spec, cell directory) -> result
 

@@ -16,14 +16,10 @@ import numpy as np
 
 from tagrpo.common.modes import check_mode
 from tagrpo.core import pass_at_k
+from tagrpo.demo.metrics import hard_mask
 from tagrpo.evaluation.stats import equivalence, holm, interval, t_test, welch
 from tagrpo.evaluation.verdicts import ALPHA, holm_and_verdicts, null_of
 from tagrpo.experiments.study import RUNNER_UP, SUBSETS, Contrast, Study
-
-
-def hard_mask(base_counts) -> np.ndarray:
-    """(Q,) True where the base model got none of its samples right on q0."""
-    return np.asarray(base_counts) == 0
 
 
 def subset_pass(counts, samples: int, base_counts, subset: str, k: int) -> float:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 import textwrap
 
+from tagrpo.demo.report import label
 from tagrpo.evaluation.stats import interval
 from tagrpo.experiments import judge
-from tagrpo.experiments.report import label
 
 
 def _seeds(n: int) -> str:

@@ -13,12 +13,12 @@ import glob
 import json
 import os
 
+from tagrpo.common.machine import machine
 from tagrpo.data.jsonl import read_jsonl
+from tagrpo.demo.report import label, pct
 from tagrpo.evaluation.tables import markdown_table
 from tagrpo.experiments import judge, tables
-from tagrpo.experiments.machine import machine
 from tagrpo.experiments.plots import plot_contrasts, plot_map
-from tagrpo.experiments.report import label, pct
 from tagrpo.experiments.study import Study, declared
 from tagrpo.experiments.tasks import task_module
 

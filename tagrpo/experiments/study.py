@@ -109,7 +109,7 @@ class Goal:
 @dataclass(frozen=True)
 class Study:
     """One study, declared. ``arms`` maps each arm to its configuration: for the ``regime`` task the arm's name in
-    ``tagrpo.experiments.arms.ARMS`` is its configuration (an empty dict); for ``sums`` the ``TAGRPOConfig`` fields
+    ``tagrpo.demo.arms.ARMS`` is its configuration (an empty dict); for ``sums`` the ``TAGRPOConfig`` fields
     (plus the task's ``plan`` and ``questions_factor``). ``choices`` names an arm that is one of several, chosen per
     setting with the rate (the best objective at its own best rate). ``task_options`` are the task's settings (they
     enter every cell's spec). ``margin``: the null of a ``matches`` contrast and, with ``tost``, the equivalence

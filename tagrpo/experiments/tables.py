@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from statistics import mean
 
+from tagrpo.demo.report import label, pct
 from tagrpo.evaluation.stats import interval
 from tagrpo.evaluation.tables import markdown_table
 from tagrpo.experiments import judge
-from tagrpo.experiments.report import label, pct
 from tagrpo.experiments.study import Study
 
 

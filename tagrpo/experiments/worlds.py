@@ -16,8 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from tagrpo.demo.report import label, pct  # noqa: E402
 from tagrpo.evaluation.tables import markdown_table  # noqa: E402
-from tagrpo.experiments.report import label, pct  # noqa: E402
 
 CONTRASTS = (("ta_grpo", "equal_sampling"), ("ta_grpo", "ta_grpo_control"))
 

@@ -5,7 +5,7 @@ samples of q0 say nothing.
 two hooks of ``TAGRPOTrainer``'s own, ``_generate_rows`` and ``_score_rows`` (each completion generated is scored
 once: phase 1's q0 rows are not scored again, the rows never generated not at all;
 ``tagrpo.trainer.run.trainer_class`` picks the class from ``TAGRPOConfig.pool_mode``, which is how ``tagrpo train``
-and the adaptive arms of ``tagrpo.experiments.arms`` get it). Both modes run on one process with transformers
+and the adaptive arms of ``tagrpo.demo.arms`` get it). Both modes run on one process with transformers
 generation.
 
 ``pool_mode="adaptive"`` (in-step) decides from this step's samples of q0:

@@ -4,7 +4,7 @@ Why a second version: the first (superseded; ``studies/results/real_study.md``: 
 shared problems (67 of 140 test sums had their swap in train; 3+1, the prompt's worked example, was a test sum), and
 its sweep ran one seed at half the steps. What changed:
 
-- Task (``tagrpo.experiments.real_task``, scheme ``pairs``): splits by unordered pair (104 / 30 / 74 pairs, 197 / 58
+- Task (``tagrpo.data.sum_problems``, scheme ``pairs``): splits by unordered pair (104 / 30 / 74 pairs, 197 / 58
   / 142 problems), the templates' worked examples in no split. q0's form: the hardest whose base accuracy on
   validation lies in 10-70% (the premise cell; ``tasks.sums.choose_q0``). TA-GRPO's rephrasings are the other three
   forms, made by rule (exact); the control's are q0's form renamed.
@@ -33,7 +33,7 @@ from __future__ import annotations
 from tagrpo.experiments.study import KMAX, Contrast, Study, Sweep
 from tagrpo.experiments.tasks import sums
 
-VARIANT = "ta_grpo_w50"  # issue 32's recommended variant (tagrpo.experiments.arms.RECOMMENDED)
+VARIANT = "ta_grpo_w50"  # issue 32's recommended variant (tagrpo.demo.arms.RECOMMENDED)
 PRIMARY_ARMS = ("ta_grpo", "equal_sampling", "ta_grpo_control")
 EXPLORATORY_ARMS = ("pooled_no_anchor", "grpo", "grpo_more_data", VARIANT)
 REFS = ("equal_sampling", "ta_grpo_control")

@@ -17,7 +17,7 @@ user meets (a setting each, ``task.real_regimes``), on SmolLM2-135M-Instruct:
 - ``reasoning``: a task whose answer takes two steps, ``a + b + c`` told as a story ("Tom has 4 pens and gets 3
   more, then gets 2 more..."; q0 the narrative with digits, the rule-made rephrasings its symbolic, words and
   spelled forms), a completion budget of 48 tokens, a worked two-step example with its boxed answer in the prompt of
-  every arm (``tasks.sums.THREE_SUM``: the template ``threesum``; the problems ``real_task.split_three``: each addend
+  every arm (``tasks.sums.THREE_SUM``: the template ``threesum``; the problems ``sum_problems.split_three``: each addend
   in 1..9, at most 15 in all, split by the multiset of addends, 38 / 16 / 34 units in every order). The third design:
   ``a + b - c`` failed the premise twice (a, b in 1..19 and any c < a + b: q0 4.2% on validation, every form 4-6%;
   a, b in 1..10 and c at most b: q0 5.8%, the forms 6-11%), and pilots on fresh problems

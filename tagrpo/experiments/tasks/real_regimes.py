@@ -2,12 +2,12 @@
 come from.
 
 A regime (``task_options["regimes"]``) names its *group* and its rephrasings: ``rule`` (the other surface forms of
-``tagrpo.experiments.real_task``, exact) or ``model`` (made by ``tagrpo rephrase``, read from the file of
+``tagrpo.data.sum_problems``, exact) or ``model`` (made by ``tagrpo rephrase``, read from the file of
 ``task_options["rephrased"]``). A group (``task_options["groups"]``) fixes what every arm without rephrasings sees:
 the problem, q0's form, the settings (``tasks.sums.SETTINGS``' keys). Regimes of one group share the premise, the
 base and every arm without rephrasings (equal-sampling GRPO): one cell, filed under each regime (spec ``knobs``).
 
-Problems are split by unordered pair as in the second study (``real_task.split``, scheme ``pairs``); unlike it, a
+Problems are split by unordered pair as in the second study (``sum_problems.split``, scheme ``pairs``); unlike it, a
 problem's name and item are the problem's own (seeded by it), not a seed's draw, so that a rephrasing made once per
 training question serves every seed. A seed orders the training problems. Cells are computed as the sums task
 computes them (``tasks.sums.compute``: bf16 only, evaluation on q0's form and in every form on test problems).
@@ -18,25 +18,25 @@ from __future__ import annotations
 import os
 import random
 
-from tagrpo.experiments import real_task
+from tagrpo.data import sum_problems
 from tagrpo.experiments.tasks import sums
 
-FORMS = real_task.FORMS
+FORMS = sum_problems.FORMS
 PROBLEMS = ("sum", "sum_minus", "sum_three")  # implemented; a regime of another problem is refused by ``prepare``
 PREMISE_SEED = 100
 
 
 def _problems(split: str, problem: str, top: int | None = None) -> list[tuple[dict, str, str]]:
     """``(operands, id, answer)`` of the split's problems, in its fixed order (``top``: sum_minus's largest a, b;
-    sum_three's are fixed in ``real_task``)."""
+    sum_three's are fixed in ``tagrpo.data.sum_problems``)."""
     if problem == "sum":
-        return [({"a": a, "b": b}, f"{split}-{a}-{b}", str(a + b)) for a, b in real_task.split(split, "pairs")]
+        return [({"a": a, "b": b}, f"{split}-{a}-{b}", str(a + b)) for a, b in sum_problems.split(split, "pairs")]
     if problem == "sum_minus":
         return [({"a": a, "b": b, "c": c}, f"{split}-{a}-{b}-{c}", str(a + b - c))
-                for a, b, c in real_task.split_minus(split, top or real_task.MINUS_TOP)]
+                for a, b, c in sum_problems.split_minus(split, top or sum_problems.MINUS_TOP)]
     if problem == "sum_three":
         return [({"a": a, "b": b, "c": c}, f"{split}-{a}-{b}-{c}", str(a + b + c))
-                for a, b, c in real_task.split_three(split)]
+                for a, b, c in sum_problems.split_three(split)]
     raise ValueError(f"problem {problem!r}: valid problems are {', '.join(PROBLEMS)}")
 
 
@@ -51,11 +51,11 @@ def problem_rows(split: str, count: int | None = None, seed: int | None = None, 
     rows = []
     for operands, name_id, answer in problems[:count]:
         rng = random.Random("+".join(map(str, operands.values())))
-        name, item = rng.choice(real_task.NAMES), rng.choice(real_task.ITEMS)
+        name, item = rng.choice(sum_problems.NAMES), rng.choice(sum_problems.ITEMS)
         if problem == "sum":
-            forms = {f: real_task.render(operands["a"], operands["b"], f, name, item) for f in FORMS}
+            forms = {f: sum_problems.render(operands["a"], operands["b"], f, name, item) for f in FORMS}
         else:
-            render = real_task.render_minus if problem == "sum_minus" else real_task.render_three
+            render = sum_problems.render_minus if problem == "sum_minus" else sum_problems.render_three
             forms = {f: render(*operands.values(), f, name, item) for f in FORMS}
         rows.append({"id": name_id, **operands, "answer": answer, "forms": forms})
     return rows
@@ -169,15 +169,15 @@ arm_columns = sums.arm_columns
 
 
 def describe(study, args, data: dict) -> str:
-    pairs = "/".join(str(v) for v in real_task.PAIR_SPLIT_SIZES.values())
-    minus = "/".join(str(v) for v in real_task.MINUS_SPLIT_SIZES.values())
-    three = "/".join(str(v) for v in real_task.THREE_SPLIT_SIZES.values())
-    problems = {"sum": f"a + b, operands 0..{real_task.SIZE - 1}, split by unordered pair (train / validation / test "
-                       f"pairs {pairs})",
+    pairs = "/".join(str(v) for v in sum_problems.PAIR_SPLIT_SIZES.values())
+    minus = "/".join(str(v) for v in sum_problems.MINUS_SPLIT_SIZES.values())
+    three = "/".join(str(v) for v in sum_problems.THREE_SPLIT_SIZES.values())
+    problems = {"sum": f"a + b, operands 0..{sum_problems.SIZE - 1}, split by unordered pair (train / validation / "
+                       f"test pairs {pairs})",
                 "sum_minus": "a + b - c told as a story, a, b in 1..{top}, c at most b, split by {{a, b}} with c "
                              f"(train / validation / test {minus})",
-                "sum_three": f"a + b + c told as a story, each in 1..{real_task.THREE_TOP}, at most "
-                             f"{real_task.THREE_CAP} in all, split by {{{{a, b, c}}}} in every order (train / "
+                "sum_three": f"a + b + c told as a story, each in 1..{sum_problems.THREE_TOP}, at most "
+                             f"{sum_problems.THREE_CAP} in all, split by {{{{a, b, c}}}} in every order (train / "
                              f"validation / test units {three})"}
     regimes = "; ".join(f"{r}: group {d['group']}, rephrasings by {d['rephrasings']}"
                         for r, d in study.task_options["regimes"].items())

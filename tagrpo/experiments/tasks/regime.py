@@ -1,4 +1,4 @@
-"""The embedded regime world as a study's task: a cell is a demo run of one arm (``tagrpo.experiments.demo``) at one
+"""The embedded regime world as a study's task: a cell is a demo run of one arm (``tagrpo.demo.config``) at one
 share of hard questions (the setting, ``knob``), seed and rate, or the base model's evaluation; with ``forms`` the
 model's pass@1 in every form of the premise's questions too.
 
@@ -105,7 +105,7 @@ def q0_of(study, premises: list[dict], render_only: bool = False) -> tuple[None,
 
 
 def config(spec: dict, out: str):
-    from tagrpo.experiments.demo import DemoConfig
+    from tagrpo.demo.config import DemoConfig
 
     return DemoConfig(
         output_dir=out, world="regime", hard_share=spec["knob"], preset="regime", seed=spec["seed"],
@@ -123,8 +123,8 @@ def compute(spec: dict, out: str) -> dict:
     from rich.console import Console
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.experiments.demo import PREMISE_QUESTIONS, held_out_rows
-    from tagrpo.experiments.demo_run import evaluate, premise, train_arm
+    from tagrpo.demo.config import PREMISE_QUESTIONS, held_out_rows
+    from tagrpo.demo.run import evaluate, premise, train_arm
     from tagrpo.toy.worlds import resolve_world_base
 
     transformers.utils.logging.disable_progress_bar()
@@ -175,9 +175,10 @@ def describe(study, args, data: dict) -> str:
 def premise_rows(bases: dict, setting, name: str) -> list[list]:
     """The base on its held-out q0 questions at ``setting`` (the share it never solves, pass@1 on the rest) and per
     form its pass@1 on the premise's problems: mean and t interval over the seeds measured."""
+    from tagrpo.demo.metrics import hard_mask
+    from tagrpo.demo.report import pct
     from tagrpo.evaluation.stats import interval
-    from tagrpo.experiments.judge import hard_mask, subset_pass
-    from tagrpo.experiments.report import pct
+    from tagrpo.experiments.judge import subset_pass
 
     bs = [b for (h, _), b in sorted(bases.items(), key=lambda x: x[0][1]) if h == setting]
     if not bs:

@@ -1,4 +1,4 @@
-"""SmolLM2-135M-Instruct on sums as a study's task (``tagrpo.experiments.real_task``: a + b in four surface forms).
+"""SmolLM2-135M-Instruct on sums as a study's task (``tagrpo.data.sum_problems``: a + b in four surface forms).
 
 A cell is the premise (the base's accuracy in every form on validation problems, which chooses q0's form), the
 base model's evaluation, or one arm trained at one rate and seed and then evaluated: ``samples`` draws per question
@@ -21,9 +21,9 @@ import os
 import time
 from pathlib import Path
 
-from tagrpo.experiments import real_task
+from tagrpo.data import sum_problems
 
-FORMS = real_task.FORMS
+FORMS = sum_problems.FORMS
 KNOB_NAME = None
 FIRST = {"template": "oneshot", "system_prompt": "", "max_completion_length": 12, "questions": 4, "num_iterations": 1,
          "steps_per_generation": 2, "beta": 0.0, "generation_autocast": True, "cpu_completion_scoring": True,
@@ -124,12 +124,12 @@ def choose_q0(premise: dict) -> str:
 
 
 def _render(rows: list[dict], form: str) -> list[str]:
-    return [real_task.render(r["a"], r["b"], form, r["name"], r["item"]) for r in rows]
+    return [sum_problems.render(r["a"], r["b"], form, r["name"], r["item"]) for r in rows]
 
 
 def held_out(split: str, count: int | None, setting: dict = STUDY) -> list[dict]:
     """The split's problems with a fixed name and item each: the same questions for every arm and seed."""
-    return real_task.questions(split, "symbolic", "main", seed=0, count=count, scheme=setting["scheme"])
+    return sum_problems.questions(split, "symbolic", "main", seed=0, count=count, scheme=setting["scheme"])
 
 
 def sample(model, tokenizer, texts: list[str], n: int, seed: int, max_new_tokens: int,
@@ -206,7 +206,7 @@ def trainer_job(setting: dict, arm: str, q0: str, model_dir: str, out: str, step
     beta = shape.pop("beta", setting["beta"])
     n, g, q = shape["num_rephrasings"], shape["num_generations"], setting["questions"]
     if rows is None:
-        rows = real_task.questions("train", q0, arms[arm].get("plan", "main"), seed=seed, count=q * steps,
+        rows = sum_problems.questions("train", q0, arms[arm].get("plan", "main"), seed=seed, count=q * steps,
                                    scheme=setting["scheme"])
     data = write_jsonl(os.path.join(out, "train.jsonl"), rows)
     iters, split = setting["num_iterations"], setting["steps_per_generation"]
@@ -298,7 +298,7 @@ def compute(spec: dict, out: str, held: list[dict] | None = None, train_rows: li
 
 def arm_columns() -> list[tuple[str, object, str]]:
     """The every-arm table's columns of this task: (header, the cell's number, format)."""
-    from tagrpo.experiments.metrics import quarter_mean
+    from tagrpo.demo.metrics import quarter_mean
 
     key = "tagrpo/original/zero_std"
     return [("q0 uniform %, first quarter", lambda c: 100 * quarter_mean(c["steps"], key, False), "{:.0f}"),
@@ -308,10 +308,10 @@ def arm_columns() -> list[tuple[str, object, str]]:
 
 def describe(study, args, data: dict) -> str:
     """The task's line under the report's title: the problems, the settings, the length."""
-    sizes = "/".join(str(v) for v in real_task.PAIR_SPLIT_SIZES.values())
-    return (f"Task: sums a+b, operands 0..{real_task.SIZE - 1}, split by unordered pair (a sum and its swap in one "
+    sizes = "/".join(str(v) for v in sum_problems.PAIR_SPLIT_SIZES.values())
+    return (f"Task: sums a+b, operands 0..{sum_problems.SIZE - 1}, split by unordered pair (a sum and its swap in one "
             f"split; pairs train / validation / test {sizes}), the prompts' worked examples "
-            f"{list(real_task.EXAMPLES)} in no split. Settings: {study.task_options['setting']}; {args.steps} "
+            f"{list(sum_problems.EXAMPLES)} in no split. Settings: {study.task_options['setting']}; {args.steps} "
             f"generation steps; {args.samples} samples per test question on q0's form, {FORM_SAMPLES} in every "
             "other form.")
 

@@ -1,4 +1,4 @@
-"""``tagrpo demo``'s training and evaluation (its configuration: ``tagrpo.experiments.demo``): the base's
+"""``tagrpo demo``'s training and evaluation (its configuration: ``tagrpo.demo.config``): the base's
 premise and evaluation, each arm trained with ``run_train`` and evaluated on held-out q0 prompts, the held-out curve
 during training, and the run that writes metrics.json, report.md and the plots."""
 
@@ -16,10 +16,10 @@ import transformers
 from rich.console import Console
 from transformers import TrainerCallback
 
+from tagrpo.common.machine import machine
 from tagrpo.data.jsonl import write_jsonl
-from tagrpo.evaluation import lexical_diversity, pass_at_k_curve
-from tagrpo.experiments.arms import ARMS
-from tagrpo.experiments.demo import (
+from tagrpo.demo.arms import ARMS
+from tagrpo.demo.config import (
     CURVE_QUESTIONS,
     CURVE_SAMPLES,
     PREMISE_QUESTIONS,
@@ -28,7 +28,7 @@ from tagrpo.experiments.demo import (
     DemoConfig,
     held_out_rows,
 )
-from tagrpo.experiments.machine import machine
+from tagrpo.evaluation import lexical_diversity, pass_at_k_curve
 from tagrpo.generation import load_causal_lm, sample_responses
 from tagrpo.rewards import is_correct
 from tagrpo.toy.regime import strategy_entropy, strategy_of
@@ -179,7 +179,7 @@ def train_arm(name: str, cfg: DemoConfig, base: str, held_out: list[dict], conso
 
 def run_demo(cfg: DemoConfig, console: Console | None = None) -> dict:
     """Train every arm of ``cfg`` from the base, evaluate, write metrics.json, report.md and the plots."""
-    from tagrpo.experiments.report import write_report
+    from tagrpo.demo.report import write_report
 
     console = console or Console()
     start = time.perf_counter()

@@ -18,10 +18,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from tagrpo.core import pass_at_k  # noqa: E402
+from tagrpo.demo.arms import ARMS  # noqa: E402
+from tagrpo.demo.metrics import hard_mask, metric, zero_advantage_key  # noqa: E402
 from tagrpo.evaluation.stats import interval  # noqa: E402
-from tagrpo.experiments.arms import ARMS  # noqa: E402
-from tagrpo.experiments.judge import hard_mask  # noqa: E402
-from tagrpo.experiments.metrics import metric, zero_advantage_key  # noqa: E402
 
 STYLE = {  # arm: (colour, marker, line style)
     "base": ("0.35", "x", "--"),

@@ -1,4 +1,4 @@
-"""The real-model studies' task (``tagrpo/experiments/real_task.py``): disjoint splits by unordered pair (a sum and
+"""The real-model studies' task (``tagrpo/data/sum_problems.py``): disjoint splits by unordered pair (a sum and
 its swap together) with the prompts' worked examples in none, the first study's ordered splits, forms, control
 plan."""
 
@@ -8,14 +8,14 @@ import re
 
 import pytest
 
+from tagrpo.data import sum_problems
 from tagrpo.data.prompts import TEMPLATES
-from tagrpo.experiments import real_task
 
-ALL = {(a, b) for a in range(real_task.SIZE) for b in range(real_task.SIZE)}
+ALL = {(a, b) for a in range(sum_problems.SIZE) for b in range(sum_problems.SIZE)}
 
 
 def _pairs() -> dict[str, list[tuple[int, int]]]:
-    return {name: real_task.split(name) for name in real_task.PAIR_SPLIT_SIZES}
+    return {name: sum_problems.split(name) for name in sum_problems.PAIR_SPLIT_SIZES}
 
 
 def test_pair_splits_keep_a_sum_and_its_swap_together_and_partition_the_rest():
@@ -24,15 +24,15 @@ def test_pair_splits_keep_a_sum_and_its_swap_together_and_partition_the_rest():
     assert all(len(set(p)) == len(p) for p in splits.values())  # no repeats inside a split
     for name, problems in sets.items():
         assert {(b, a) for a, b in problems} == problems, name  # every swap in the same split
-        assert len({tuple(sorted(p)) for p in problems}) == real_task.PAIR_SPLIT_SIZES[name]
+        assert len({tuple(sorted(p)) for p in problems}) == sum_problems.PAIR_SPLIT_SIZES[name]
     names = list(sets)
     for i, one in enumerate(names):
         for other in names[i + 1:]:
             assert not sets[one] & sets[other], (one, other)
-    examples = {e for a, b in real_task.EXAMPLES for e in ((a, b), (b, a))}
+    examples = {e for a, b in sum_problems.EXAMPLES for e in ((a, b), (b, a))}
     assert set().union(*sets.values()) == ALL - examples  # every problem but the worked examples
     assert {n: len(p) for n, p in splits.items()} == {"train": 197, "validation": 58, "test": 142}
-    assert real_task.split("test") == splits["test"]  # fixed: the same problems every call
+    assert sum_problems.split("test") == splits["test"]  # fixed: the same problems every call
 
 
 def test_every_worked_example_of_every_template_is_in_no_split():
@@ -40,60 +40,61 @@ def test_every_worked_example_of_every_template_is_in_no_split():
     one_sum = [text for name, text in TEMPLATES.items() if name != "threesum"]
     shown = {(int(a), int(b)) for text in one_sum for a, b in re.findall(r"(\d+)\+(\d+)=", text)}
     assert shown  # the templates do show worked sums
-    assert shown <= {p for a, b in real_task.EXAMPLES for p in ((a, b), (b, a))}
+    assert shown <= {p for a, b in sum_problems.EXAMPLES for p in ((a, b), (b, a))}
     held = set().union(*(set(p) for p in _pairs().values()))
     assert not {p for a, b in shown for p in ((a, b), (b, a))} & held
-    rows = [r for name in real_task.PAIR_SPLIT_SIZES for r in real_task.questions(name, "spelled", "main", seed=0)]
+    rows = [r for name in sum_problems.PAIR_SPLIT_SIZES
+            for r in sum_problems.questions(name, "spelled", "main", seed=0)]
     assert not {(r["a"], r["b"]) for r in rows} & shown
 
 
 def test_the_first_studys_ordered_splits_are_kept_and_leak_as_the_issue_says():
-    splits = {name: real_task.split(name, "ordered") for name in real_task.SPLIT_SIZES}
+    splits = {name: sum_problems.split(name, "ordered") for name in sum_problems.SPLIT_SIZES}
     sets = {name: set(pairs) for name, pairs in splits.items()}
-    assert {name: len(s) for name, s in sets.items()} == real_task.SPLIT_SIZES  # no repeats inside a split
+    assert {name: len(s) for name, s in sets.items()} == sum_problems.SPLIT_SIZES  # no repeats inside a split
     assert not (sets["train"] & sets["test"]) and not (sets["train"] & sets["validation"])
     assert not (sets["validation"] & sets["test"])
     assert set().union(*sets.values()) == ALL
-    assert real_task.split("test", "ordered") == splits["test"]
+    assert sum_problems.split("test", "ordered") == splits["test"]
     assert sum((b, a) in sets["train"] for a, b in splits["test"]) == 67 and (3, 1) in sets["test"]  # issue 33
 
 
-@pytest.mark.parametrize("scheme", real_task.SCHEMES)
+@pytest.mark.parametrize("scheme", sum_problems.SCHEMES)
 def test_training_rows_come_from_train_problems_only_in_every_form(scheme):
-    held = set(real_task.split("test", scheme)) | set(real_task.split("validation", scheme))
-    rows = real_task.questions("train", "spelled", "main", seed=3, scheme=scheme)
-    assert len(rows) == len(real_task.split("train", scheme))
+    held = set(sum_problems.split("test", scheme)) | set(sum_problems.split("validation", scheme))
+    rows = sum_problems.questions("train", "spelled", "main", seed=3, scheme=scheme)
+    assert len(rows) == len(sum_problems.split("train", scheme))
     assert not {(r["a"], r["b"]) for r in rows} & held
     swapped = {(r["b"], r["a"]) for r in rows}
     assert bool(swapped & held) == (scheme == "ordered")  # only the old scheme trains on a held-out sum's swap
     row = rows[0]
     assert row["answer"] == str(row["a"] + row["b"]) and len(row["rephrasings"]) == 3
     assert row["rephrasings"][0] == f"What is {row['a']}+{row['b']}?"  # symbolic first, q0's form left out
-    assert real_task.word(row["a"]) in row["prompt"] and real_task.word(row["b"]) in row["prompt"]
+    assert sum_problems.word(row["a"]) in row["prompt"] and sum_problems.word(row["b"]) in row["prompt"]
 
 
 def test_control_rephrasings_keep_q0s_form_with_other_names_and_items():
-    row = real_task.questions("train", "spelled", "control", seed=1, count=1)[0]
+    row = sum_problems.questions("train", "spelled", "control", seed=1, count=1)[0]
     for text in row["rephrasings"]:
-        assert real_task.word(row["a"]) in text and " more. How many " in text
+        assert sum_problems.word(row["a"]) in text and " more. How many " in text
         assert row["name"] not in text and row["item"] not in text
     assert len(set(row["rephrasings"])) == 3
 
 
 def test_the_seed_orders_the_questions_not_the_problems():
-    one, two = (real_task.questions("train", "symbolic", "main", seed=s) for s in (0, 1))
+    one, two = (sum_problems.questions("train", "symbolic", "main", seed=s) for s in (0, 1))
     assert [r["id"] for r in one] != [r["id"] for r in two]
     assert sorted(r["id"] for r in one) == sorted(r["id"] for r in two)
 
 
 @pytest.mark.parametrize(("n", "text"), [(0, "zero"), (13, "thirteen"), (20, "twenty"), (38, "thirty-eight")])
 def test_number_words(n, text):
-    assert real_task.word(n) == text
+    assert sum_problems.word(n) == text
 
 
 def test_more_questions_than_problems_go_on_in_a_second_epoch():
-    first = real_task.questions("train", "spelled", "main", seed=4)
-    rows = real_task.questions("train", "spelled", "main", seed=4, count=320)
+    first = sum_problems.questions("train", "spelled", "main", seed=4)
+    rows = sum_problems.questions("train", "spelled", "main", seed=4, count=320)
     assert len(rows) == 320 and len({r["id"] for r in rows}) == 320
     assert rows[:len(first)] == first  # up to the split's size: the first epoch's rows
     again = rows[len(first):]
@@ -104,10 +105,10 @@ def test_more_questions_than_problems_go_on_in_a_second_epoch():
 
 def test_bad_names_list_the_valid_ones():
     with pytest.raises(ValueError, match="valid splits are train, validation, test"):
-        real_task.split("dev")
+        sum_problems.split("dev")
     with pytest.raises(ValueError, match="valid schemes are pairs, ordered"):
-        real_task.split("test", "shuffled")
+        sum_problems.split("test", "shuffled")
     with pytest.raises(ValueError, match="valid forms are symbolic, words, narrative, spelled"):
-        real_task.render(1, 2, "latex")
+        sum_problems.render(1, 2, "latex")
     with pytest.raises(ValueError, match="valid plans are main, control"):
-        real_task.questions("train", "spelled", "other", seed=0)
+        sum_problems.questions("train", "spelled", "other", seed=0)

@@ -11,7 +11,7 @@ problem). Two split schemes (``split``), each a seeded shuffle:
   67 of its 140 test problems have their swap in train, and 3+1, the one-shot prompt's worked example, is a test
   problem (issue 33).
 
-No held-out problem is ever trained on in any form (``tests/test_real_task.py`` asserts both schemes' partitions,
+No held-out problem is ever trained on in any form (``tests/test_sum_problems.py`` asserts both schemes' partitions,
 and for ``pairs`` the swaps and the examples). Forms, easiest to hardest for SmolLM2-135M-Instruct
 (``studies/results/real_study.md`` measures them on validation problems):
 

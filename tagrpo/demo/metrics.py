@@ -1,5 +1,5 @@
-"""One number of one demo run (``tagrpo.experiments.demo.run_demo``'s per-arm output), by name, for the demo's report
-(``tagrpo.experiments.report``): pass@k, diversity, the rise of q0's uniform groups over training, the share of
+"""One number of one demo run (``tagrpo.demo.config.run_demo``'s per-arm output), by name, for the demo's report
+(``tagrpo.demo.report``): pass@k, diversity, the rise of q0's uniform groups over training, the share of
 uniform groups the arm normalises over in the second half of training."""
 
 from __future__ import annotations
@@ -7,9 +7,12 @@ from __future__ import annotations
 import math
 from statistics import mean
 
+import numpy as np
 
-def pass_key(k: int) -> str:
-    return f"pass@{k}"
+
+def hard_mask(base_counts) -> np.ndarray:
+    """(Q,) True where the base model got none of its samples right on q0."""
+    return np.asarray(base_counts) == 0
 
 
 def quarter_mean(steps: list[dict], key: str, last: bool) -> float:

@@ -1,10 +1,10 @@
-"""``tagrpo demo``: the arms of ``tagrpo.experiments.arms`` from one pretrained base, on an embedded world.
+"""``tagrpo demo``: the arms of ``tagrpo.demo.arms`` from one pretrained base, on an embedded world.
 
-``--world basic`` (the default) is ``tagrpo.toy.world`` with its shipped base; ``--world regime`` is
-``tagrpo.toy.regime``, where ``--hard-share`` of the questions carry a tens word the base has never read
-(``tagrpo.toy.worlds``). ``--num-iterations 2`` takes two optimizer steps per generation batch at the same
-rollouts, so that the importance ratio and the clip act; the report adds the hard subset (held-out questions whose
-base samples on q0 were all wrong) beside the rest.
+``--world regime`` (the default preset's world) is ``tagrpo.toy.regime``, where ``--hard-share`` of the questions
+carry a tens word the base has never read (``tagrpo.toy.worlds``); ``--world basic`` (presets ``default`` and
+``quick``) is ``tagrpo.toy.world`` with its shipped base. ``--num-iterations 2`` takes two optimizer steps per
+generation batch at the same rollouts, so that the importance ratio and the clip act; the report adds the hard
+subset (held-out questions whose base samples on q0 were all wrong) beside the rest.
 
 Every arm trains with the same ``run_train`` (TAGRPOTrainer, math reward) that ``tagrpo train`` uses on a real
 model, with the same learning rate, questions per step, completion length and seed; what differs is the arm's
@@ -17,7 +17,7 @@ lexical diversity of the responses. The base model is also scored on every surfa
 problems, which is the premise of the method: q0's form is hard, some rephrased forms are easy.
 
 This module holds the configuration and loads no torch (``tagrpo demo --help`` is quick); the training and
-evaluation live in ``tagrpo.experiments.demo_run``.
+evaluation live in :mod:`tagrpo.demo.run`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from tagrpo.common.fields import helped
 from tagrpo.common.modes import check_mode
-from tagrpo.experiments.arms import ARMS, RECOMMENDED, arm_settings
+from tagrpo.demo.arms import ARMS, RECOMMENDED, arm_settings
 from tagrpo.toy.worlds import MAX_COMPLETION, WORLDS, question_rows
 
 DEMO_ARMS = ("grpo", "augmentation", "equal_sampling", "ta_grpo")
@@ -89,7 +89,7 @@ class DemoConfig:
         "benchmark) or quick (a smoke test)"
     )
     seed: int = helped(0, "fixes the training and held-out questions and all sampling; arms of a seed are paired")
-    arms: str | None = helped(None, f"comma-separated arms of tagrpo.experiments.arms: {', '.join(ARMS)}")
+    arms: str | None = helped(None, f"comma-separated arms of tagrpo.demo.arms: {', '.join(ARMS)}")
     rl_steps: int | None = helped(None, "GRPO's optimizer steps (default: the preset's)")
     train_questions: int | None = helped(None, "questions to train on (default: the preset's)")
     questions_per_step: int | None = helped(None, "questions per step (default: the preset's)")
@@ -145,6 +145,6 @@ def held_out_rows(cfg: DemoConfig) -> list[dict]:
 def run_demo(cfg: DemoConfig, console=None) -> dict:
     """Train every arm of ``cfg`` from the base, evaluate, write metrics.json, report.md and the plots
     (``demo_run.run_demo``)."""
-    from tagrpo.experiments import demo_run
+    from tagrpo.demo import run as demo_run
 
     return demo_run.run_demo(cfg, console)
