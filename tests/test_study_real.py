@@ -353,3 +353,18 @@ def test_a_contrast_without_cells_reads_as_none_yet():
     text = summary(rows, STUDY)
     assert text.count(": no cells yet.") == len(rows) and "nan" not in text
     assert all(line.endswith("| no cells yet |") for line in verdict_table(rows, STUDY).splitlines()[2:])
+
+
+def test_a_contrast_of_an_ended_setting_says_why_it_has_no_cells():
+    from dataclasses import replace
+
+    from tagrpo.experiments.tables import verdict_table
+
+    none = [c for c in _small_cells() if c["spec"].get("arm") != "ta_grpo"]
+    rows = [r for r in judge.verdicts(STUDY, *judge.index(STUDY, none), 2) if r["primary"]]
+    ended = replace(STUDY, ended={rows[0]["knob"]: "its premise failed"})
+    text = summary(rows, ended)
+    assert text.count(f": none: the {STUDY.knob} ended (its premise failed).") == len(rows)
+    assert "no cells yet" not in text
+    table = verdict_table(rows, ended).splitlines()[2:]
+    assert all(line.endswith(f"| none: the {STUDY.knob} ended (its premise failed) |") for line in table)

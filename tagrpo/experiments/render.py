@@ -65,7 +65,7 @@ def summary(rows: list[dict], study: Study) -> str:
         if r["versus"]:
             what += f", this study minus {r['versus']}"
         if r["n"] == 0:
-            out.append(f"{what}: no cells yet.")
+            out.append(f"{what}: {tables.no_cells(r, study)}.")
             continue
         if r["n"] < 2:
             out.append(f"{what}: {pct(r, sign=True)} pp on one seed, no interval, no test.")

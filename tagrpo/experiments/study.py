@@ -142,6 +142,7 @@ class Study:
     notes: tuple[str, ...] = ()  # sentences the report prints under its title
     knob: str = "hard_share"  # what a setting is, in the tables' headers
     runner_up: tuple[str, ...] = ()  # arms also run at their second-best rate on the exploratory seeds
+    ended: dict = field(default_factory=dict)  # setting: why it ended by design with no arms (its contrasts say so)
 
     def show(self, setting) -> str:
         """A setting as the tables print it: ``0.6``, ``natural``."""

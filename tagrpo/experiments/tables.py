@@ -32,6 +32,12 @@ def contrast_text(r: dict) -> str:
     return f"({text}) here minus in {r['versus']} (Welch)" if r.get("versus") else text
 
 
+def no_cells(row: dict, study: Study) -> str:
+    """Why a verdict has no cells: its setting ended by design (``study.ended``), or its cells are still to come."""
+    why = study.ended.get(row["knob"])
+    return f"none: the {study.knob} ended ({why})" if why else "no cells yet"
+
+
 def verdict_table(rows: list[dict], study: Study) -> str:
     """One row per verdict: setting (where the study has a knob), contrast, questions, metric, mean [95% CI],
     seeds, half-width, p, Holm p, the TOST's Holm p (where declared), verdict."""
@@ -44,7 +50,7 @@ def verdict_table(rows: list[dict], study: Study) -> str:
                p_text(r["p_holm"]) if "p_holm" in r else ""]
         if study.tost:
             row.append(p_text(r["p_equivalence_holm"]) if "p_equivalence_holm" in r else "")
-        verdict = f"**{r['verdict']}**" if r["n"] else "no cells yet"
+        verdict = f"**{r['verdict']}**" if r["n"] else no_cells(r, study)
         out.append(([study.show(r["knob"])] if knob else []) + row + [verdict])
     headers = ["contrast", "questions", "metric", "mean, pp [95% CI]", "seeds", "half-width, pp", "p", "p (Holm)"]
     if study.tost:

@@ -97,4 +97,5 @@ STUDY = Study(
     margin=0.05,
     tost=True,
     task_options={"regimes": REGIMES, "groups": GROUPS, "rephrased": REPHRASED, "steps": 32, "tag": "real_v3"},
+    ended={r: GROUPS[v["group"]]["ended"] for r, v in REGIMES.items() if "ended" in GROUPS[v["group"]]},
 )
