@@ -35,7 +35,6 @@ import os
 import platform
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -49,6 +48,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch  # noqa: E402
 
+from tagrpo.common.serving import free_port, wait_healthy  # noqa: E402
 from tagrpo.trainer.timing import StepTimer, hash_reward, make_rows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,12 +138,6 @@ def missing(*packages: str) -> str | None:
     return f"skipped: {absent[0]} not installed" if absent else None
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def variants_of(tok, ids, mask=None) -> list[tuple[int, int]]:
     """(question, variant) of each prompt row, read from its text ("Item 03 v2: ...")."""
     rows = []
@@ -208,7 +202,6 @@ def outcome(checks: dict) -> str:
 @contextmanager
 def vllm_server(model_dir: str, work: Path, startup_s: float = 600.0):
     """``trl vllm-serve`` on the last GPU at a free port, its log in ``work``; stopped (its process group) on exit."""
-    import urllib.request
 
     port, log_path = free_port(), work / "server.log"
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(torch.cuda.device_count() - 1)}
@@ -217,18 +210,8 @@ def vllm_server(model_dir: str, work: Path, startup_s: float = 600.0):
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + startup_s
-        while True:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"trl vllm-serve {'exited' if proc.poll() is not None else 'not healthy'}; "
-                                   f"log: {log_path}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            time.sleep(2)
+        if why := wait_healthy(f"http://127.0.0.1:{port}", proc, startup_s, poll_s=2):
+            raise RuntimeError(f"trl vllm-serve {why}; log: {log_path}")
         yield f"http://127.0.0.1:{port}"
     finally:
         for sig in (signal.SIGTERM, signal.SIGKILL):

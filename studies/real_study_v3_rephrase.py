@@ -17,9 +17,8 @@ import json
 import os
 import subprocess
 import sys
-import time
-import urllib.request
 
+from tagrpo.common.serving import wait_healthy
 from tagrpo.data.jsonl import read_jsonl, write_jsonl
 from tagrpo.experiments.declarations.real_v3 import REPHRASED, STUDY
 from tagrpo.experiments.tasks import real_regimes
@@ -36,18 +35,10 @@ def serve(model: str, log: str) -> subprocess.Popen:
     print(" ".join(cmd[1:]) + " &", flush=True)
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"transformers serve exited with {proc.returncode}; its log: {log}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{PORT}/health", timeout=2) as reply:
-                if reply.status == 200:
-                    return proc
-        except OSError:
-            time.sleep(1)
+    if (why := wait_healthy(f"http://127.0.0.1:{PORT}", proc, 300)) is None:
+        return proc
     proc.kill()
-    raise SystemExit(f"transformers serve did not answer /health in 300 s; its log: {log}")
+    raise SystemExit(f"transformers serve {why}; its log: {log}")
 
 
 def report(summary: dict, asked: int, command: str) -> str:

@@ -9,22 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tagrpo.common.serving import free_port
+
 HERE = Path(__file__).parent
-
-
-def free_port() -> int:
-    """A TCP port free on this machine now: two launches side by side (a stress run beside CI, say) must not both
-    take torchrun's default 29500."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.mark.slow

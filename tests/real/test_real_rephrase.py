@@ -4,26 +4,18 @@ SmolLM2-135M-Instruct on 127.0.0.1, started and stopped (by PID) by this module.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tagrpo.common.serving import free_port, wait_healthy
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.rephrase import RephraseConfig, run_rephrase
 from tagrpo.rephrase.checks import REASONS
 from tagrpo.rephrase.run import RephraseFailed
 from tagrpo.toy.world import question_rows
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -35,19 +27,8 @@ def served(smollm2, tmp_path_factory):
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"transformers serve exited with {proc.returncode}: {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"transformers serve did not answer /health in 180 s: {log.read_text()[-2000:]}")
-            time.sleep(1)
+        if why := wait_healthy(url, proc, 180):
+            pytest.fail(f"transformers serve {why}: {log.read_text()[-2000:]}")
         yield f"{url}/v1"
     finally:
         proc.terminate()

@@ -15,23 +15,15 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import requests
+from tagrpo.common.serving import free_port, wait_healthy
 
 CPU_PLUGINS = Path(__file__).resolve().parents[1] / "cpu_plugins"
 VLLM_VERSION = "0.31.0"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _metadata_folder(folder: Path) -> Path:
@@ -78,18 +70,8 @@ def served(model_dir: str, work: Path, startup_s: float = 300.0):
     with open(log_path, "w") as log:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + startup_s
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"trl vllm-serve exited with {proc.returncode}; its log:\n{tail(log_path)}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"trl vllm-serve not healthy after {startup_s:.0f} s; its log:\n{tail(log_path)}")
-            try:
-                if requests.get(f"{base_url}/health", timeout=5).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            time.sleep(2)
+        if why := wait_healthy(base_url, proc, startup_s, poll_s=2):
+            raise RuntimeError(f"trl vllm-serve {why}; its log:\n{tail(log_path)}")
         yield base_url, log_path
     finally:
         _stop(proc)
