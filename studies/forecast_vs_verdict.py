@@ -104,8 +104,9 @@ def committed(point: dict) -> dict | None:
     if path is None or not path.exists():
         return None
     probe = json.loads(path.read_text(encoding="utf-8"))
+    first = first_rule(path.parent / "first_rule" / "probe.json")
     return {"expects": expected(probe["conclusion"]), "subset": "all", "file": str(path.relative_to(ROOT)),
-            "first_rule": first_rule(path.parent / "first_rule" / "probe.json"),
+            "first_rule": None if first is None else {"expects": first, "subset": "all"},
             "q0_all_wrong": probe["q0_all_wrong"], "mean_shift": probe["mean_shift"]}
 
 
@@ -147,7 +148,8 @@ def build() -> dict:
                            "pass_k": None if wide is None else {**wide, "shows": shows(wide)}},
                "committed": committed(point), "leave_one_out": leave_one_out(point, regime),
                "probed": probed_v2(point, regime)}
-        for forecast in (row["committed"], row["leave_one_out"], (row["probed"] or {}).get("leave_one_out")):
+        for forecast in (row["committed"], (row["committed"] or {}).get("first_rule"), row["leave_one_out"],
+                         (row["probed"] or {}).get("leave_one_out")):
             if forecast is not None:
                 forecast["agreement"] = agreement(forecast, row["verdict"]["pass1"])
         rows.append(row)
@@ -169,7 +171,8 @@ def _forecast(f: dict | None) -> str:
 def _committed(f: dict | None) -> str:
     if f is None:
         return "-"
-    return _forecast(f) + ("" if f["first_rule"] is None else f"; first rule, before the arms: {f['first_rule']}")
+    first = "" if f["first_rule"] is None else f"; first rule, before the arms: {_forecast(f['first_rule'])}"
+    return _forecast(f) + first
 
 
 def _probed(p: dict | None) -> str:
@@ -179,9 +182,13 @@ def _probed(p: dict | None) -> str:
             f"{_forecast(p['leave_one_out'])}")
 
 
-def tally(data: dict, kind: str) -> str:
-    got = [r[kind]["agreement"] for r in data["rows"] if r[kind] is not None]
-    return f"{len(got)} regimes: " + ", ".join(f"{got.count(k)} {k}" for k in KINDS if got.count(k))
+def tally(forecasts: list[dict | None]) -> str:
+    """``2 regimes: 1 agrees, 1 no forecast`` over the forecasts made (None: none for that regime)."""
+    got = [f["agreement"] for f in forecasts if f is not None]
+    if not got:
+        return "none with a verdict yet"
+    regimes = "1 regime" if len(got) == 1 else f"{len(got)} regimes"
+    return f"{regimes}: " + ", ".join(f"{got.count(k)} {k}" for k in KINDS if got.count(k))
 
 
 def markdown(data: dict) -> str:
@@ -205,8 +212,9 @@ def markdown(data: dict) -> str:
         "point), and its numbers left one out. A forecast agrees when the verdict shows what it expects at pass@1 on "
         "the same questions, misses when it shows otherwise; an undecided verdict does not confirm it; 'cannot tell' "
         "makes no forecast.", "",
-        f"Leave one out, {tally(data, 'leave_one_out')}. Committed, "
-        f"{tally(data, 'committed') if any(r['committed'] for r in data['rows']) else 'none with a verdict yet'}.", ""])
+        f"Leave one out, {tally([r['leave_one_out'] for r in data['rows']])}. Committed, "
+        f"{tally([r['committed'] for r in data['rows']])}. The probe's first rule, committed before the arms, "
+        f"{tally([(r['committed'] or {}).get('first_rule') for r in data['rows']])}.", ""])
 
 
 def main() -> int:

@@ -100,3 +100,17 @@ def test_the_first_rules_forecast_is_read_from_its_recommendation(table, tmp_pat
     path = tmp_path / "probe.json"
     path.write_text(json.dumps({"recommendation": ["x", "So TA-GRPO's overall pass@1 was refuted against ..."]}))
     assert table.first_rule(path) == "lowered" and table.first_rule(tmp_path / "none.json") is None
+
+
+def test_the_tally_counts_each_kind_of_agreement_and_says_when_none_is_made(table):
+    made = [{"agreement": "misses"}, None, {"agreement": "no forecast"}, {"agreement": "misses"}]
+    assert table.tally(made) == "3 regimes: 2 misses, 1 no forecast"
+    assert table.tally([{"agreement": "agrees"}]) == "1 regime: 1 agrees"
+    assert table.tally([None, None]) == "none with a verdict yet"
+
+
+def test_the_first_rules_forecast_is_judged_against_the_verdict(table):
+    # the natural regime: the first rule expected pass@1 lowered, the verdict was equivalence
+    equivalent = {"subset": "all", "shows": "equivalent"}
+    assert table.agreement({"expects": "lowered", "subset": "all"}, equivalent) == "misses"
+    assert table.agreement({"expects": "no difference", "subset": "all"}, equivalent) == "agrees"
