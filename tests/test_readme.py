@@ -322,3 +322,18 @@ def test_help_names_every_template_and_loads_no_torch():
     done = subprocess.run([sys.executable, "-c", code.format(commands)], capture_output=True, text=True, check=True)
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr
     assert "oneshot" in done.stdout
+
+
+def test_every_interval_in_does_it_help_is_a_committed_verdict():
+    """Each "mean [lo, hi]" of the README's "Does it help?" table is a verdict of the forecast-against-verdict table
+    (which is rebuilt from the studies' JSON by the regime map), to the printed 0.1 pp."""
+    import json
+
+    section = README.split("## Does it help?", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "[" in line]
+    shown = re.findall(r"([+-]?\d+\.\d) \[([+-]?\d+\.\d), ([+-]?\d+\.\d)\]", "\n".join(rows))
+    table = json.loads((ROOT / "studies" / "results" / "forecast_vs_verdict.json").read_text(encoding="utf-8"))
+    verdicts = {tuple(f"{100 * v[key]:.1f}" for key in ("mean", "lo", "hi"))
+                for row in table["rows"] for v in row["verdict"].values() if v is not None}
+    assert len(shown) >= 10
+    assert not [t for t in shown if tuple(f"{float(x):.1f}" for x in t) not in verdicts]
