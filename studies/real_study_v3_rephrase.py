@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 
 from tagrpo.common.serving import wait_healthy
 from tagrpo.data.jsonl import read_jsonl, write_jsonl
@@ -24,6 +25,7 @@ from tagrpo.experiments.declarations.real_v3 import REPHRASED, STUDY
 from tagrpo.experiments.tasks import real_regimes
 from tagrpo.models import fetch_model
 from tagrpo.rephrase import RephraseConfig, run_rephrase
+from tagrpo.rephrase.run import RephraseFailed
 
 PORT = 8765
 REPORT = REPHRASED.removesuffix(".jsonl") + ".md"
@@ -39,6 +41,31 @@ def serve(model: str, log: str) -> subprocess.Popen:
         return proc
     proc.kill()
     raise SystemExit(f"transformers serve {why}; its log: {log}")
+
+
+def failed_report(cache: str, asked: int, n: int, command: str, why: str) -> str:
+    """The report when the checks accepted nothing (``tagrpo rephrase`` then writes no data set): the counts from
+    its cache, one line per candidate with its verdict and token usage."""
+    replies = read_jsonl(cache)
+    reasons = Counter(r["reason"] for r in replies if not r["accepted"])
+    accepted = Counter(r["id"] for r in replies if r["accepted"])
+    full = sum(v >= n for v in accepted.values())
+    prompt, completion = (sum(r["usage"][i] for r in replies if r.get("usage")) for i in (0, 1))
+    return "\n".join([
+        "# The model-made regime's rephrasings (real study v3)", "",
+        f"`{command}` against SmolLM2-135M-Instruct served by `transformers serve` on this CPU ({len(replies)} "
+        f"replies cached, {prompt} prompt and {completion} completion tokens).", "",
+        "| questions | candidates asked | accepted | with N = 3 | with fewer | with none |",
+        "|---|---|---|---|---|---|",
+        f"| {asked} | {asked * n} | {sum(accepted.values())} | {full} | {len(accepted) - full} | "
+        f"{asked - len(accepted)} |", "",
+        f"Rejected by the checks: {', '.join(f'{k} {v}' for k, v in sorted(reasons.items()))} (`question`: the reply "
+        "asks nothing, it answers the question; `numbers`: it adds or drops numbers). `tagrpo rephrase` stopped: "
+        f"\"{why}\". With no rephrasing for any question the regime has no training set of its own (TA-GRPO would pad "
+        "every pool with q0, `short_rephrasings=\"fill_original\"`: 8 samples of q0 per question, much as "
+        "equal-sampling GRPO trains), so it "
+        "ends before any arm (`tagrpo/experiments/declarations/real_v3.py`).", "",
+        f"Files: `{cache.removeprefix(os.getcwd() + os.sep)}` (every reply, its verdict and reason).", ""])
 
 
 def report(summary: dict, asked: int, command: str) -> str:
@@ -75,6 +102,10 @@ if __name__ == "__main__":
     try:
         print(command, flush=True)
         summary = run_rephrase(cfg)
+    except RephraseFailed as failed:
+        with open(REPORT, "w", encoding="utf-8") as f:
+            f.write(failed_report(REPHRASED + ".cache.jsonl", len(questions), cfg.n, command, str(failed)))
+        raise SystemExit(f"{failed}; the counts: {REPORT}") from None
     finally:
         server.terminate()
         server.wait(timeout=30)

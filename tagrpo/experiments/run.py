@@ -183,6 +183,11 @@ def execute(study: Study, args: StudyArgs, argv: list[str]) -> dict:
         return {path: got[path] for _, path in specs if path in got}
 
     args.settings = chosen_settings(study, args)
+    if not args.render_only and (ended := [s for s in args.settings if s in study.ended]):
+        print(f"not computed, ended by design: {', '.join(f'{s} ({study.ended[s]})' for s in ended)}", flush=True)
+        args.settings = [s for s in args.settings if s not in ended]
+        if not args.settings:
+            raise SystemExit(f"{study.name}: every setting asked for has ended; nothing to compute")
     args.overrides, record = task.prepare(study, args)
     premise, q0 = None, None
     if specs := task.premise_cells(study, args):

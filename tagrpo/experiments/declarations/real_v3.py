@@ -27,6 +27,10 @@ user meets (a setting each, ``task.real_regimes``), on SmolLM2-135M-Instruct:
   regime is reported so, without arms. It failed (2026-12-07: q0 8.3% on 72 validation problems x 4 samples; symbolic
   9.0, words 5.6, spelled 7.6): the regime has no arms (the group's ``ended``), and its two primary contrasts, with
   no cells, leave the Holm family (``tagrpo.evaluation.stats.holm`` counts the p-values that exist).
+- *model-made*'s rephrasings (2026-12-07, ``studies/results/real_study_v3_rephrased.md``): ``tagrpo rephrase`` with
+  its default templates and checks accepted none of SmolLM2-135M-Instruct's 591 candidates for the 197 training
+  questions (440 answered the question instead of asking it, 151 changed its numbers), so the regime has no training
+  set with rephrasings: it ended before any arm (the regime's ``ended``), reported without arms.
 
 Each group of regimes (``GROUPS``: the regimes with the same problem, q0 and questions) first gets a premise cell:
 the base's accuracy in every form on validation problems; q0 in 10-70% or the group's regimes are redesigned before
@@ -63,7 +67,9 @@ from tagrpo.experiments.tasks import sums
 
 REGIMES = {
     "natural": {"group": "narrative", "rephrasings": "rule"},
-    "model_made": {"group": "narrative", "rephrasings": "model"},
+    "model_made": {"group": "narrative", "rephrasings": "model",
+                   "ended": "tagrpo rephrase accepted none of SmolLM2-135M-Instruct's 591 candidates: reported "
+                            "without arms"},
     "reasoning": {"group": "three_sum", "rephrasings": "rule"},
 }
 GROUPS = {
@@ -97,5 +103,6 @@ STUDY = Study(
     margin=0.05,
     tost=True,
     task_options={"regimes": REGIMES, "groups": GROUPS, "rephrased": REPHRASED, "steps": 32, "tag": "real_v3"},
-    ended={r: GROUPS[v["group"]]["ended"] for r, v in REGIMES.items() if "ended" in GROUPS[v["group"]]},
+    ended={r: v.get("ended", GROUPS[v["group"]].get("ended")) for r, v in REGIMES.items()
+           if "ended" in v or "ended" in GROUPS[v["group"]]},
 )
