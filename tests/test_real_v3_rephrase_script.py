@@ -35,3 +35,4 @@ def test_a_setting_that_ended_is_not_computed(tmp_path, capsys):
     with pytest.raises(SystemExit, match="every setting asked for has ended"):
         run.execute(STUDY, args, [])
     assert "not computed, ended by design: model_made (tagrpo rephrase accepted none" in capsys.readouterr().out
+    assert not (tmp_path / "invocations.jsonl").exists()  # nothing computed, nothing recorded

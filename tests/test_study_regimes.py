@@ -205,8 +205,9 @@ def test_an_invocation_stopped_by_a_failed_premise_says_so_in_its_record(tmp_pat
     accuracy = {"symbolic": 0.1, "words": 0.05, "narrative": 0.05, "spelled": 0.1}
     with open(path, "w") as f:
         f.write(json.dumps({"spec": spec, "accuracy": accuracy, "cell_wall_s": 60.0}) + "\n")
+    live = dataclasses.replace(STUDY, ended={})  # as the regime was before its end was declared
     with pytest.raises(SystemExit, match="group three_sum's premise failed"):
-        execute(STUDY, parse(STUDY, str(tmp_path), argv), argv)
+        execute(live, parse(live, str(tmp_path), argv), argv)
     (line,) = read_jsonl(str(tmp_path / "cells" / "invocations.jsonl"))
     assert line["finished"] and ended(line) == "stopped: a premise failed"
     assert ended({"finished": False}).startswith("not finished") and ended({"finished": True}) == "finished"
