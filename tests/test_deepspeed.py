@@ -23,7 +23,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 from test_fsdp import assert_two_rank_run
-from test_multiprocess import free_port
+
+from tagrpo.common.serving import free_port
 
 HERE = Path(__file__).parent
 CONFIGS = HERE.parent / "configs" / "accelerate"

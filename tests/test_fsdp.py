@@ -20,8 +20,8 @@ import pytest
 import torch
 import torch.distributed as dist
 from safetensors.torch import load_file
-from test_multiprocess import free_port
 
+from tagrpo.common.serving import free_port
 from tagrpo.trainer.shutdown import shutdown_distributed
 
 HERE = Path(__file__).parent

@@ -26,7 +26,8 @@ import pytest
 import torch
 from conftest import pool_rows
 from safetensors.torch import load_file
-from test_multiprocess import free_port
+
+from tagrpo.common.serving import free_port
 
 HERE = Path(__file__).parent
 CONFIGS = HERE.parent / "configs" / "accelerate"
