@@ -187,11 +187,13 @@ def test_transformers_backend_runs_batched_through_the_same_entry_point(tmp_path
         concurrency=4,
         out=str(tmp_path / "o.jsonl"),
     )
-    with pytest.raises(RephraseFailed, match="not one rephrasing from transformers .* was accepted"):
+    with pytest.raises(RephraseFailed, match="not one rephrasing from transformers .* was accepted") as failed:
         run_rephrase(cfg)  # a random model's 6 tokens pass no check: nothing is written ...
     assert not (tmp_path / "o.jsonl").exists()
     records = read_jsonl(str(tmp_path / "o.jsonl.cache.jsonl"))  # ... but every reply is in the cache
     assert len(records) == 6 and {r["backend"] for r in records} == {"transformers"}
+    reasons = sorted(Counter(r["reason"] for r in records).items())  # the message counts each rejection's reason
+    assert f"({', '.join(f'{k} x{v}' for k, v in reasons)}); no output written" in str(failed.value)
     assert all(r["usage"][0] > 0 and 0 < r["usage"][1] <= 6 for r in records)
 
 

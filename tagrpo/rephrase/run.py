@@ -275,11 +275,10 @@ class RephraseFailed(TagrpoError):
 SHORT_WARNING = 0.2  # warn when more than this share of questions has fewer than N rephrasings
 
 
-def _nothing_accepted(run: _Run, outcomes) -> str:
+def _nothing_accepted(run: _Run, rejected: dict[str, int]) -> str:
+    """Why no question got a rephrasing: every request failed, or every reply was rejected (``rejected``: by reason)."""
     where = run.cfg.base_url or ("api.openai.com" if run.cfg.backend == "openai" else run.cfg.backend)
     errors = dict(run.budget.errors)
-    rejected = {reason: sum(1 for _, st, r in outcomes if st == "rejected" and r == reason)
-                for reason in {r for _, st, r in outcomes if st == "rejected"}}
     if not run.cache.written and not run.from_cache and errors:
         cause = ", ".join(f"{k} x{v}" for k, v in sorted(errors.items()))
         return f"no request to {where} succeeded ({cause}); no output written"
@@ -323,8 +322,9 @@ def _question(run: _Run, row: dict, slots: list[Slot], outcomes: list, rejected:
 def _finish(run: _Run, start: float) -> dict[str, Any]:
     cfg, rejected, outcomes = run.cfg, [], []
     out_rows = [_question(run, row, slots, outcomes, rejected) for row, slots in zip(run.rows, run.slots, strict=True)]
+    counts = tally(outcomes, run.types)
     if run.rows and not any(r["rephrasings"] for r in out_rows):
-        raise RephraseFailed(_nothing_accepted(run, outcomes))
+        raise RephraseFailed(_nothing_accepted(run, counts["rejected_by_reason"]))
     complete = sum(len(r["rephrasings"]) == cfg.n for r in out_rows)
     short = len(run.rows) - complete
     if short > SHORT_WARNING * len(run.rows):
@@ -337,7 +337,7 @@ def _finish(run: _Run, start: float) -> dict[str, Any]:
         "n": cfg.n,
         "backend": run.backend.kind,
         "model": run.backend.model,
-        **tally(outcomes, run.types),
+        **counts,
         "complete_questions": complete,
         "renaming_replaced": run.replaced,
         "short_questions": short,
