@@ -15,18 +15,25 @@ from tagrpo.experiments.declarations.real_v3 import STUDY
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_failed_report_counts_questions_candidates_and_reasons(tmp_path):
+def test_the_report_counts_questions_candidates_and_reasons_and_applies_the_declared_rule(tmp_path):
     script = load_script(ROOT / "studies" / "real_study_v3_rephrase.py")
-    replies = [{"id": "a", "accepted": False, "reason": "question", "usage": [10, 5]},
-               {"id": "a", "accepted": True, "reason": None, "usage": [10, 6]},
-               {"id": "b", "accepted": False, "reason": "numbers", "usage": [12, 7]},
-               {"id": "b", "accepted": False, "reason": "question", "usage": None}]
-    cache = tmp_path / "r.jsonl.cache.jsonl"
-    cache.write_text("".join(json.dumps(r) + "\n" for r in replies))
-    text = script.failed_report(str(cache), asked=3, n=2, command="tagrpo rephrase ...", why="nothing")
-    # 3 questions x 2 asked; one accepted (question a: fewer than N), questions b and c with none
-    assert "| 3 | 6 | 1 | 0 | 1 | 2 |" in text
-    assert "numbers 1, question 2" in text and "(4 replies cached, 32 prompt and 18 completion tokens)" in text
+    replies = [{"id": "a", "type": "paraphrase", "accepted": False, "reason": "question", "usage": [10, 5]},
+               {"id": "a", "type": "rename", "accepted": True, "reason": None, "text": "Ann has 2.", "usage": [10, 6]},
+               {"id": "a", "type": "format", "accepted": True, "reason": None, "text": "Ann has 2.", "usage": [1, 1]},
+               {"id": "b", "type": "paraphrase", "accepted": False, "reason": "numbers", "usage": [12, 7]},
+               {"id": "b", "type": "rename", "accepted": False, "reason": "question", "usage": None}]
+    out = tmp_path / "r.jsonl"
+    (tmp_path / "r.jsonl.cache.jsonl").write_text("".join(json.dumps(r) + "\n" for r in replies))
+    questions = [{"id": q, "prompt": f"{q}?"} for q in "abc"]
+    text = script.report(str(out), questions, "tagrpo rephrase ...", pilot=True, why="nothing")
+    # 3 questions x 3 asked; question a keeps one (its duplicate counts once): fewer than N; b and c none
+    assert "| 3 | 9 | 1 | 0 | 1 | 2 |" in text
+    assert "numbers 1, question 2" in text and "(5 replies cached, 33 prompt and 19 completion tokens)" in text
+    assert "the regime ends here" in text and "| a? | rename | Ann has 2. |" in text  # 1 of 9 is under a third
+    assert script.goes_on({"accepted": 3, "asked": 9}, pilot=True, questions=3)
+    assert not script.goes_on({"accepted": 2, "asked": 9}, pilot=True, questions=3)
+    assert script.goes_on({"none": 2}, pilot=False, questions=4)
+    assert not script.goes_on({"none": 3}, pilot=False, questions=4)
 
 
 def test_a_setting_that_ended_is_not_computed(tmp_path, capsys):

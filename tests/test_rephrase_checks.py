@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections import Counter
@@ -14,6 +15,7 @@ from tagrpo.rephrase.checks import check_rephrasing, clean_response, extract_num
 from tagrpo.rephrase.templates import (
     DEFAULT_TEMPLATES,
     SYSTEM,
+    cut_at_stop,
     load_templates,
     plan_for,
     template_hash,
@@ -119,11 +121,11 @@ def test_type_plan():
 
 
 def test_templates_file_and_hash(tmp_path):
-    system, templates = load_templates()
+    system, templates, _ = load_templates()
     assert system == SYSTEM and templates == DEFAULT_TEMPLATES
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"format": "As a list: {question}"}))
-    _, edited = load_templates(str(path))
+    _, edited, _ = load_templates(str(path))
     assert edited["format"] == "As a list: {question}" and edited["rename"] == DEFAULT_TEMPLATES["rename"]
     assert template_hash(system, edited["format"]) != template_hash(system, DEFAULT_TEMPLATES["format"])
     yaml_path = tmp_path / "t.yaml"
@@ -132,6 +134,24 @@ def test_templates_file_and_hash(tmp_path):
     (tmp_path / "bad.yaml").write_text("paraphrase: no placeholder\n")
     with pytest.raises(ValueError, match="placeholder"):
         load_templates(str(tmp_path / "bad.yaml"))
+
+
+def test_stop_strings_of_a_templates_file(tmp_path):
+    path = tmp_path / "few.yaml"
+    path.write_text('paraphrase: "Problem: A\\nRewritten problem: B\\n\\nProblem: {question}"\nstop: ["\\n\\n", "Problem:"]\n')
+    system, templates, stop = load_templates(str(path))
+    assert stop == ("\n\n", "Problem:")
+    # the stop strings are part of the hash (their cache key), and no stop keeps the hash it always had
+    assert template_hash(system, templates["paraphrase"], stop) != template_hash(system, templates["paraphrase"])
+    assert template_hash(SYSTEM, "t") == hashlib.sha256(f"{SYSTEM}\0t".encode()).hexdigest()[:16]
+    assert load_templates(str(path)).stop == stop and load_templates().stop == ()
+    # a reply is cut at the first stop string that occurs in it, wherever that string is in the list
+    assert cut_at_stop("Tom has 3.\nProblem: Ann has 4.\n\nx", stop) == "Tom has 3.\n"
+    assert cut_at_stop("no stop here", stop) == "no stop here"
+    for bad in ("stop: []", "stop: ['']", "stop: [a, b, c, d, e]", "stop: 3"):
+        (tmp_path / "bad.yaml").write_text(bad + "\n")
+        with pytest.raises(ValueError, match="'stop' must be"):
+            load_templates(str(tmp_path / "bad.yaml"))
 
 
 @settings(max_examples=60, deadline=None)

@@ -104,6 +104,28 @@ def test_resume_skips_finished_work_and_a_template_edit_redoes_its_type(tmp_path
     assert Counter(t for _, t in server.keys()) == {"paraphrase": 5, "rename": 10, "format": 5}
 
 
+def test_a_few_shot_templates_file_sends_its_stop_strings_and_cuts_the_reply_there(tmp_path, server):
+    # a small model given examples goes on to a next example of its own: the server is asked to stop there, and a
+    # server that ignores ``stop`` (this stub) has its reply cut at the same place before the checks
+    lead = {"paraphrase": "Say: ", "rename": "", "format": "Listed: "}
+    server.responder = lambda record: (lead[record["type"]] + rename(question_of(record["body"]))
+                                       + "\n\nProblem: Bo has 7 cups and 8 more.")
+    (tmp_path / "few.yaml").write_text(
+        "paraphrase: 'Problem: A\n\nRewritten problem: B\n\n<question>{question}</question>'\n"
+        "rename: 'Rename in: <question>{question}</question>'\n"
+        "format: 'Format: <question>{question}</question>'\n"
+        'stop: ["\\n\\nProblem:"]\n')
+    out = tmp_path / "o.jsonl"
+    summary = run_rephrase(RephraseConfig(data=write_rows(tmp_path / "rows.jsonl", 2), n=3, base_url=server.url,
+                                          model="stub", out=str(out), templates_file=str(tmp_path / "few.yaml")))
+    assert [r["body"]["stop"] for r in server.requests] == [["\n\nProblem:"]] * 6
+    assert summary["accepted"] == 6 and summary["rejected_by_reason"] == {}
+    rows = load_questions(str(out))
+    assert rows[0]["rephrasings"][1] == rename("Tom has 2 apples and buys 3 more. How many apples?")
+    cached = read_jsonl(str(out) + ".cache.jsonl")
+    assert all(r["raw"].endswith("8 more.") and "Bo" not in r["text"] for r in cached)
+
+
 def test_solver_check_rejects_wrong_answers(tmp_path, server):
     server.answers = {"q0": "5", "q1": "7", "q2": "1"}  # q2's gold is 9; q3 gets the default wrong answer
     summary = run_rephrase(

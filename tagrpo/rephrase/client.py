@@ -166,6 +166,8 @@ class OpenAIBackend:
         params: dict = {"model": self.model, "messages": request.messages, "extra_headers": {JOB_HEADER: header}}
         params.update({name: self.max_tokens for name in self.limit_names})
         params["temperature"] = self.temperature
+        if request.stop:
+            params["stop"] = list(request.stop)
         if self.seed is not None:
             params["seed"] = self.seed + request.variant
         return params

@@ -30,6 +30,7 @@ class Request:
     variant: int
     text: str
     messages: list[dict[str, str]]
+    stop: tuple[str, ...] = ()  # where the reply ends (a server that honours ``stop`` ends it there)
 
 
 @dataclass

@@ -31,6 +31,7 @@ from tagrpo.rephrase.report import print_summary, tally, write_json, write_rows
 from tagrpo.rephrase.templates import (
     TRANSFORM_TYPES,
     build_messages,
+    cut_at_stop,
     load_templates,
     plan_for,
     solver_messages,
@@ -73,14 +74,14 @@ class _Run:
     def __init__(self, cfg: RephraseConfig, rows: list[dict], backend, console: Console) -> None:
         self.cfg, self.rows, self.backend, self.console = cfg, rows, backend, console
         self.spec = BACKENDS[cfg.backend]
-        system, templates = load_templates(cfg.templates_file)
+        system, templates, self.stop = load_templates(cfg.templates_file)
         plan = type_plan(cfg.n, cfg.types)
         own_check = self.spec.check is not None  # the backend's exact check: the plan stays as it is
         plans = [plan if own_check else plan_for(plan, cfg.types, renamable(r["prompt"])) for r in rows]
         self.replaced = sum(p != plan for p in plans)  # questions with nothing to rename
         used = {t for p in [plan, *plans] for t, _ in p}
         self.types = [t for t in TRANSFORM_TYPES if t in used]
-        self.hashes = {t: template_hash(system, templates[t]) for t in self.types}
+        self.hashes = {t: template_hash(system, templates[t], self.stop) for t in self.types}
         self.messages = lambda row, t: build_messages(system, templates[t], row["prompt"])
         self.slots: list[list[Slot]] = []
         for row, row_plan in zip(rows, plans, strict=True):
@@ -161,6 +162,7 @@ class _Run:
                 s.variant,
                 s.row["prompt"],
                 self.messages(s.row, s.transform),
+                self.stop,
             )
             for row in self.slots
             for s in row
@@ -169,7 +171,7 @@ class _Run:
 
     def emit_rephrase(self, request: Request, completion: Completion) -> dict:
         record = self._record(request, completion)
-        text = clean_response(completion.text)
+        text = clean_response(cut_at_stop(completion.text, self.stop))
         result = self.check(self.slot_of[request.key], text)
         record.update(
             template_hash=self.hashes[request.transform],

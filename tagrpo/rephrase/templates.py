@@ -2,8 +2,11 @@
 
 A template is the user message sent for one transformation; ``{question}`` marks where the original question goes
 (substituted literally, so LaTeX braces need no escaping). A YAML or JSON file mapping type -> template replaces
-the defaults of the types it names; its optional ``system`` key replaces the system message. The hash of the
-system message and a type's template is part of that type's cache key: editing a template redoes its requests.
+the defaults of the types it names; its optional ``system`` key replaces the system message, and its optional
+``stop`` key (a string or a list of up to four) ends every reply at the first of them: a few-shot template's reply
+that goes on to a next example is cut there (sent to the server as ``stop``, and applied to the reply again, for a
+server or backend that ignores it). The hash of the system message, a type's template and the stop strings is part
+of that type's cache key: editing a template redoes its requests.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from tagrpo.common.errors import InputError
 from tagrpo.common.modes import check_mode
@@ -91,11 +95,26 @@ def plan_for(plan: list[tuple[str, int]], types: str | None, renamable: bool) ->
     return out
 
 
-def load_templates(path: str | None = None) -> tuple[str, dict[str, str]]:
-    """``(system message, type -> template)``: the defaults, updated from a YAML or JSON file when given."""
-    system, templates = SYSTEM, dict(DEFAULT_TEMPLATES)
+class Templates(NamedTuple):
+    """A run's prompts: the system message, type -> template, and the stop strings (empty: none)."""
+
+    system: str
+    by_type: dict[str, str]
+    stop: tuple[str, ...] = ()
+
+
+def _stop_strings(path: str, value) -> tuple[str, ...]:
+    stops = [value] if isinstance(value, str) else value
+    if not isinstance(stops, list) or not 1 <= len(stops) <= 4 or not all(isinstance(s, str) and s for s in stops):
+        raise InputError(f"{path}: 'stop' must be a non-empty string or a list of 1 to 4 of them, got {value!r}")
+    return tuple(stops)
+
+
+def load_templates(path: str | None = None) -> Templates:
+    """The defaults, updated from a YAML or JSON file when given."""
+    system, templates, stop = SYSTEM, dict(DEFAULT_TEMPLATES), ()
     if path is None:
-        return system, templates
+        return Templates(system, templates)
     text = Path(path).read_text(encoding="utf-8")
     if Path(path).suffix.lower() == ".json":
         data = json.loads(text)
@@ -106,6 +125,9 @@ def load_templates(path: str | None = None) -> tuple[str, dict[str, str]]:
     if not isinstance(data, Mapping):
         raise InputError(f"{path}: expected a mapping of type -> template, got {type(data).__name__}")
     for name, template in data.items():
+        if name == "stop":
+            stop = _stop_strings(path, template)
+            continue
         if name != "system":
             check_mode(f"{path}: template type", str(name), TRANSFORM_TYPES)
         if not isinstance(template, str) or not template.strip():
@@ -116,12 +138,20 @@ def load_templates(path: str | None = None) -> tuple[str, dict[str, str]]:
             raise InputError(f"{path}: template {name!r} has no {PLACEHOLDER} placeholder")
         else:
             templates[str(name)] = template
-    return system, templates
+    return Templates(system, templates, stop)
 
 
-def template_hash(system: str, template: str) -> str:
-    """The first 16 hex digits of the SHA-256 of the system message and the template."""
-    return hashlib.sha256(f"{system}\0{template}".encode()).hexdigest()[:16]
+def template_hash(system: str, template: str, stop: tuple[str, ...] = ()) -> str:
+    """The first 16 hex digits of the SHA-256 of the system message, the template and the stop strings (none: the
+    hash of the first two alone, as before stop strings existed)."""
+    text = f"{system}\0{template}" + "".join(f"\0stop\0{s}" for s in stop)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def cut_at_stop(text: str, stop: tuple[str, ...]) -> str:
+    """``text`` up to the first occurrence of any stop string (all of it when none occurs)."""
+    ends = [i for i in (text.find(s) for s in stop) if i >= 0]
+    return text[: min(ends)] if ends else text
 
 
 def build_messages(system: str, template: str, question: str) -> list[dict[str, str]]:

@@ -31,6 +31,14 @@ user meets (a setting each, ``task.real_regimes``), on SmolLM2-135M-Instruct:
   its default templates and checks accepted none of SmolLM2-135M-Instruct's 591 candidates for the 197 training
   questions (440 answered the question instead of asking it, 151 changed its numbers), so the regime has no training
   set with rephrasings: it ended before any arm (the regime's ``ended``), reported without arms.
+- *model-made*, second design (declared 2026-12-07 before any of its rephrasings): what a user with a small
+  rephraser would do next, few-shot templates (``TEMPLATES``: two worked rewrites per type, word problems of the
+  same kind and none of the study's), with everything else as in the first design (N = 3, the default types and
+  checks, the same server, temperature 0.7, 128 tokens). The templates are fixed as committed: a pilot on the first
+  24 validation questions (72 candidates) only decides whether the regime goes on, never edits them. It goes on
+  when the pilot accepts at least a third of its candidates, and then trains on what ``tagrpo rephrase`` makes for
+  the 197 training questions (``REPHRASED``) if at least half of them get one rephrasing or more; otherwise it ends
+  there, reported without arms. A question with fewer than N trains as the trainer's default does (``fill_original``).
 
 Each group of regimes (``GROUPS``: the regimes with the same problem, q0 and questions) first gets a premise cell:
 the base's accuracy in every form on validation problems; q0 in 10-70% or the group's regimes are redesigned before
@@ -77,7 +85,10 @@ GROUPS = {
     "three_sum": {"problem": "sum_three", "q0": "narrative", "setting": "three_sum",
                   "ended": "its premise failed three designs running: reported without arms"},
 }
-REPHRASED = "studies/results/real_study_v3_rephrased.jsonl"  # tagrpo rephrase's output (model_made)
+REPHRASED = "studies/results/real_study_v3_rephrased_few_shot.jsonl"  # tagrpo rephrase's output (model_made)
+FIRST_REPHRASED = "studies/results/real_study_v3_rephrased.jsonl"  # the first design's (default templates)
+TEMPLATES = "configs/rephrase/few_shot.yaml"  # the second design's templates
+PILOT = 24  # validation questions of the second design's pilot
 PRIMARY_ARMS = ("ta_grpo", "equal_sampling")
 KS = (1, KMAX)
 
