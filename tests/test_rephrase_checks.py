@@ -138,7 +138,8 @@ def test_templates_file_and_hash(tmp_path):
 
 def test_stop_strings_of_a_templates_file(tmp_path):
     path = tmp_path / "few.yaml"
-    path.write_text('paraphrase: "Problem: A\\nRewritten problem: B\\n\\nProblem: {question}"\nstop: ["\\n\\n", "Problem:"]\n')
+    path.write_text('paraphrase: "Problem: A\\nRewritten problem: B\\n\\nProblem: {question}"\n'
+                    'stop: ["\\n\\n", "Problem:"]\n')
     system, templates, stop = load_templates(str(path))
     assert stop == ("\n\n", "Problem:")
     # the stop strings are part of the hash (their cache key), and no stop keeps the hash it always had
