@@ -5,12 +5,12 @@ Command (what produced benchmarks/results/lora_cost.*):
 
     .venv/bin/python benchmarks/lora_cost.py
 
-Both arms train TA-GRPO (N=3, G=2, ``sums.ARMS["ta_grpo"]``) from the base through ``sums.trainer_job``: the study's
-training rows (``tagrpo.data.sum_problems``, q0 in ``--q0``'s form, the seed's order), its prompt, batch (4 questions x
-8 completions per generation step, two optimizer steps per generation batch), 12 completion tokens, no KL, and its bf16
-rule (``sums.native_bf16``: bf16 autocast over fp32 master weights where the CPU has native bf16, fp32 otherwise).
-``--setting`` names ``tasks.sums.SETTINGS``: ``v2`` (default, the study to run now: pairs split, no gradient
-checkpointing) or ``study`` (the first).
+Both arms train TA-GRPO (N=3, G=2, ``smollm_sums.ARMS["ta_grpo"]``) from the base through
+``smollm_sums.trainer_job``: the study's training rows (``tagrpo.data.sum_problems``, q0 in ``--q0``'s form, the seed's
+order), its prompt, batch (4 questions x 8 completions per generation step, two optimizer steps per generation batch),
+12 completion tokens, no KL, and its bf16 rule (``machine.native_bf16``: bf16 autocast over fp32 master weights where
+the CPU has native bf16, fp32 otherwise). ``--setting`` names ``smollm_sums.SETTINGS``: ``v2`` (default, the study to
+run now: pairs split, no gradient checkpointing) or ``study`` (the first).
 
 - ``full``: every weight trains, at ``--full-lr`` (default 1e-5: TA-GRPO's rate in the first study's sweep).
 - ``lora``: ``use_peft=true``, r=16, alpha=32, dropout 0.05, ``lora_target_modules=all-linear`` (every linear layer
@@ -24,7 +24,7 @@ generation batch is warm-up and left out. "Update with generation" is the first 
 (generation, scoring, old log-probs, forward, backward, optimizer step), "update only" the second (forward, backward,
 optimizer step on the buffered half). Peak memory: the process's max RSS (``resource.getrusage``) at the end of
 training, before evaluation; RSS at the start of training (model loaded, no optimizer state yet) beside it.
-Accuracy: q0 pass@1 on the study's validation problems (``sums.held_out``, ``--eval-questions`` of them,
+Accuracy: q0 pass@1 on the study's validation problems (``smollm_sums.held_out``, ``--eval-questions`` of them,
 ``EVAL_SAMPLES`` samples each at the evaluation sampling, seed ``--seed``) of the base, and of each trained model
 (a LoRA adapter merged into its base first), all in bf16 as the study evaluates. One training seed.
 
@@ -61,16 +61,16 @@ def q0_pass1(model, tokenizer, setting: dict, q0: str, count: int | None, seed: 
     """Mean over validation problems of the share of correct samples on q0's form, with its 95% interval."""
     from tagrpo.data import sum_problems
     from tagrpo.evaluation.stats import interval
-    from tagrpo.experiments.tasks import sums
+    from tagrpo.toy import smollm_sums
 
-    rows = sums.held_out("validation", count, setting)
+    rows = smollm_sums.held_out("validation", count, setting)
     texts = [sum_problems.render(r["a"], r["b"], q0, r["name"], r["item"]) for r in rows]
     start = time.perf_counter()
-    responses = sums.sample(model, tokenizer, texts, sums.EVAL_SAMPLES, seed,
+    responses = smollm_sums.sample(model, tokenizer, texts, smollm_sums.EVAL_SAMPLES, seed,
                                   setting["max_completion_length"], setting)
-    hits = sums.correct(responses, rows)
+    hits = smollm_sums.correct(responses, rows)
     per_question = [sum(h) / len(h) for h in hits]
-    return {**interval(per_question), "questions": len(rows), "samples": sums.EVAL_SAMPLES,
+    return {**interval(per_question), "questions": len(rows), "samples": smollm_sums.EVAL_SAMPLES,
             "wall_s": time.perf_counter() - start}
 
 
@@ -79,9 +79,9 @@ def one(spec: dict) -> dict:
     import torch
     from transformers import TrainerCallback
 
-    from tagrpo.experiments.tasks import sums
-    from tagrpo.experiments.tasks.sums import SETTINGS
     from tagrpo.models import fetch_model
+    from tagrpo.toy import smollm_sums
+    from tagrpo.toy.smollm_sums import SETTINGS
     from tagrpo.trainer.run import run_train
 
     class Clock(TrainerCallback):
@@ -101,7 +101,7 @@ def one(spec: dict) -> dict:
     setting = SETTINGS[spec["setting"]]
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model_dir = fetch_model("smollm2-135m")
-    job, config = sums.trainer_job(setting, "ta_grpo", spec["q0"], model_dir, spec["work"], spec["steps"],
+    job, config = smollm_sums.trainer_job(setting, "ta_grpo", spec["q0"], model_dir, spec["work"], spec["steps"],
                                          spec["lr"], seed=spec["seed"], device=device)
     if spec["peft"]:
         job = dataclasses.replace(job, use_peft=True, **LORA)
@@ -160,8 +160,8 @@ def base_accuracy(setting_name: str, q0: str, count: int | None, seed: int) -> d
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.experiments.tasks.sums import SETTINGS
     from tagrpo.models import fetch_model
+    from tagrpo.toy.smollm_sums import SETTINGS
 
     torch.set_num_threads(1)  # as the arms' processes
     model_dir = fetch_model("smollm2-135m")
@@ -172,7 +172,7 @@ def base_accuracy(setting_name: str, q0: str, count: int | None, seed: int) -> d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=8, help="generation steps per run (the first is warm-up)")
-    parser.add_argument("--setting", default="v2", help="a name of tasks.sums.SETTINGS")
+    parser.add_argument("--setting", default="v2", help="a name of smollm_sums.SETTINGS")
     parser.add_argument("--full-lr", type=float, default=1e-5)
     parser.add_argument("--lora-lrs", default="1e-4,3e-4", help="one LoRA rate per round, each against full")
     parser.add_argument("--seed", type=int, default=0, help="the training seed (one) and the evaluation's")
@@ -270,7 +270,7 @@ def render(saved: dict) -> str:
         f"measure). Wall time "
         f"{saved['wall_s'] / 60:.1f} min.",
         "",
-        f"Settings: tasks.sums.SETTINGS[{saved['setting']!r}], TA-GRPO (N=3, G=2), q0 form `{saved['q0']}`, "
+        f"Settings: smollm_sums.SETTINGS[{saved['setting']!r}], TA-GRPO (N=3, G=2), q0 form `{saved['q0']}`, "
         f"{first['generation_steps']} generation steps x {first['rollouts'] // first['generation_steps']} rollouts = "
         f"{first['rollouts']} rollouts per run "
         f"({first['optimizer_steps']} optimizer steps), bf16 autocast {first['bf16']}, gradient checkpointing "

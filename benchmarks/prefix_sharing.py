@@ -103,8 +103,8 @@ def timed(model, fn, b: dict, backward: bool) -> tuple[float, float]:
 def measure(setting_name: str, q0: str, rows: int, rounds: int) -> dict:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.experiments.tasks.sums import SETTINGS
     from tagrpo.models import fetch_model
+    from tagrpo.toy.smollm_sums import SETTINGS
 
     torch.set_num_threads(1)
     model_dir = fetch_model("smollm2-135m")
@@ -135,7 +135,7 @@ def measure(setting_name: str, q0: str, rows: int, rounds: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--setting", default="v2", help="a name of tagrpo.experiments.tasks.sums.SETTINGS")
+    parser.add_argument("--setting", default="v2", help="a name of tagrpo.toy.smollm_sums.SETTINGS")
     parser.add_argument("--rows", type=int, default=16, help="rows per forward (the study's optimizer batch: 16)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--q0", default="spelled")

@@ -28,7 +28,7 @@ from tagrpo.data.jsonl import write_jsonl
 from tagrpo.evaluation.probe import ProbeConfig, run_probe
 from tagrpo.evaluation.probe_report import load_map
 from tagrpo.evaluation.tables import markdown_table
-from tagrpo.experiments.tasks import sums
+from tagrpo.toy import smollm_sums
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 LIMIT_S = 600
@@ -64,9 +64,9 @@ def main(argv=None) -> int:
     data = write_jsonl(os.path.join(args.work_dir, "sums.jsonl"), sums_rows(0))
     cfg = ProbeConfig(model=model, data=data, n=args.n, questions=args.questions,
                       output_dir=os.path.join(args.work_dir, "probe"), reward="boxed_or_last_number",
-                      num_rephrasings=3, num_generations=2, temperature=sums.TRAIN_TEMPERATURE,
-                      max_new_tokens=sums.STUDY["max_completion_length"], template=sums.STUDY["template"],
-                      chat_template=True, system_prompt=sums.STUDY["system_prompt"], engine="transformers",
+                      num_rephrasings=3, num_generations=2, temperature=smollm_sums.TRAIN_TEMPERATURE,
+                      max_new_tokens=smollm_sums.STUDY["max_completion_length"], template=smollm_sums.STUDY["template"],
+                      chat_template=True, system_prompt=smollm_sums.STUDY["system_prompt"], engine="transformers",
                       overwrite=True)
     load_before = os.getloadavg()
     start = time.perf_counter()

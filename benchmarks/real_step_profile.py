@@ -135,7 +135,7 @@ def instrument(recorder: Recorder) -> None:
 def profile(model_dir: str, work: str, setting: dict, steps: int, q0: str) -> dict:
     """One timed run of ``setting``: per generation step (its ``steps_per_generation`` optimizer steps summed), the
     seconds of each part and the tokens; the first generation step is left out."""
-    from tagrpo.experiments.tasks.sums import ARMS, trainer_job
+    from tagrpo.toy.smollm_sums import ARMS, trainer_job
     from tagrpo.trainer.run import run_train
 
     recorder = Recorder()
@@ -190,7 +190,7 @@ def one_run(setting_name: str, steps: int, q0: str, work: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--settings", default="study",
-                        help="comma-separated names of tagrpo.experiments.tasks.sums.SETTINGS")
+                        help="comma-separated names of tagrpo.toy.smollm_sums.SETTINGS")
     parser.add_argument("--steps", type=int, default=4, help="generation steps per run (the first is warm-up)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--q0", default="spelled", help="q0's form")
@@ -199,8 +199,8 @@ def main() -> None:
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--result", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    from tagrpo.experiments.tasks.sums import SETTINGS
     from tagrpo.models import fetch_model
+    from tagrpo.toy.smollm_sums import SETTINGS
 
     model_dir = fetch_model("smollm2-135m")
     if args.one:

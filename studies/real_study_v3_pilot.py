@@ -4,7 +4,7 @@ fresh problems drawn at random (not the study's splits), before a design is decl
     .venv/bin/python studies/real_study_v3_pilot.py sum3_le15 sum3_1to9      # about 1.5 min per 100 problems
 
 Each design draws ``--problems`` problems (seed 12345; a name ending in ``_b``: seed 999), renders them in one form
-with a name and item each, and samples 2 responses per problem as the study's evaluation does (``tasks.sums.sample``:
+with a name and item each, and samples 2 responses per problem as the study's evaluation does (``smollm_sums.sample``:
 chat template, temperature 0.6, top-p 0.95, 48 completion tokens, bf16 autocast, one thread), scored by the study's
 reward. Prints one line per design; the pilots run so far are in ``studies/results/real_study_v3_reasoning_pilots.md``.
 """
@@ -56,8 +56,8 @@ if __name__ == "__main__":
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from tagrpo.experiments.tasks import sums
     from tagrpo.models import fetch_model
+    from tagrpo.toy import smollm_sums
 
     torch.set_num_threads(1)
     path = fetch_model("smollm2-135m")
@@ -72,8 +72,8 @@ if __name__ == "__main__":
                          "answer": str(answer(t))})
         start = time.time()
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            got = sums.sample(model, tokenizer, [x["text"] for x in rows], 2, 7, 48, {**sums.TWO_STEP,
+            got = smollm_sums.sample(model, tokenizer, [x["text"] for x in rows], 2, 7, 48, {**smollm_sums.TWO_STEP,
                                                                                      "template": template})
-        right = sum(map(sum, sums.correct(got, rows))) / (2 * len(rows))
+        right = sum(map(sum, smollm_sums.correct(got, rows))) / (2 * len(rows))
         print(f"{name}: {100 * right:.1f}% of {2 * len(rows)} ({time.time() - start:.0f} s) e.g. {got[0][0]!r}",
               flush=True)

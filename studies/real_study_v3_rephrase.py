@@ -25,9 +25,9 @@ import sys
 from collections import Counter
 
 from tagrpo.common.serving import wait_healthy
+from tagrpo.data import sum_problems
 from tagrpo.data.jsonl import read_jsonl, write_jsonl
 from tagrpo.experiments.declarations.real_v3 import PILOT, REPHRASED, STUDY, TEMPLATES
-from tagrpo.experiments.tasks import real_regimes
 from tagrpo.models import fetch_model
 from tagrpo.rephrase import RephraseConfig, run_rephrase
 from tagrpo.rephrase.run import RephraseFailed
@@ -108,7 +108,7 @@ def main() -> None:
     split, out = ("validation", PILOT_OUT) if pilot else ("train", REPHRASED)
     work = os.path.join("outputs", "real_study_v3_rephrase")
     questions = [{"id": r["id"], "prompt": r["forms"][group["q0"]], "answer": r["answer"]}
-                 for r in real_regimes.problem_rows(split, PILOT if pilot else None)]
+                 for r in sum_problems.problem_rows(split, PILOT if pilot else None)]
     data = write_jsonl(os.path.join(work, f"{split}_questions.jsonl"), questions)
     model = fetch_model("smollm2-135m")
     cfg = RephraseConfig(data=data, n=N, base_url=f"http://127.0.0.1:{PORT}/v1", model=model, out=out,

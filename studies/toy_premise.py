@@ -3,7 +3,7 @@
     .venv/bin/python studies/toy_premise.py                      # pretrains the base first if needed (~25 min)
     .venv/bin/python studies/toy_premise.py --render-only        # the files from the committed JSON's counts
 
-What it measures and how it renders: ``tagrpo.experiments.premise``. Writes ``studies/results/<label>.json`` and
+What it measures and how it renders: ``tagrpo.toy.premise``. Writes ``studies/results/<label>.json`` and
 ``.md``; sampling is cached per (form, kind) under ``--cache`` so an interrupted run resumes.
 """
 
@@ -14,7 +14,7 @@ import platform
 import sys
 import time
 
-from tagrpo.experiments import premise
+from tagrpo.toy import premise
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tagrpo.common import machine
 from tagrpo.data import sum_problems
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.evaluation.stats import equivalence
@@ -13,9 +14,10 @@ from tagrpo.experiments import judge, run
 from tagrpo.experiments.declarations import real_v2
 from tagrpo.experiments.render import summary
 from tagrpo.experiments.tasks import sums
+from tagrpo.toy import smollm_sums
 
 STUDY = real_v2.STUDY
-K = sums.EVAL_SAMPLES
+K = smollm_sums.EVAL_SAMPLES
 
 
 def _args(tmp_path, **changes) -> run.StudyArgs:
@@ -35,7 +37,7 @@ def test_seeds_sweep_and_settings_are_the_issues():
     assert (STUDY.sweep.low_edge, STUDY.sweep.high_edge) == (3e-6, 3e-4)
     setting = STUDY.task_options["setting"]
     assert setting["scheme"] == "pairs" and setting["gradient_checkpointing"] is False
-    assert sums.FIRST["scheme"] == "ordered"  # the first study keeps its own splits
+    assert smollm_sums.FIRST["scheme"] == "ordered"  # the first study keeps its own splits
     assert STUDY.margin == 0.05 and STUDY.tost
 
 
@@ -46,15 +48,15 @@ def test_arms_primary_exploratory_and_the_issue32_variant():
     assert real_v2.VARIANT == RECOMMENDED
     assert set(STUDY.exploratory_arms) == {"pooled_no_anchor", "grpo", "grpo_more_data", real_v2.VARIANT}
     assert set(STUDY.arms) == set(STUDY.primary_arms) | set(STUDY.exploratory_arms)
-    assert all(STUDY.arms[a] == sums.ARMS[a] for a in STUDY.arms)
+    assert all(STUDY.arms[a] == smollm_sums.ARMS[a] for a in STUDY.arms)
 
 
-@pytest.mark.parametrize("arm", list(sums.ARMS))
+@pytest.mark.parametrize("arm", list(smollm_sums.ARMS))
 def test_every_arm_builds_its_trainer_config(arm, tmp_path):
     setting = STUDY.task_options["setting"]
     in_study = arm in STUDY.arms  # the variants of issue 32 train at the study's length
     steps = sums.cell(STUDY, _args(tmp_path), "arm", "test", None, 0, arm, 1e-5)[0]["steps"] if in_study else 32
-    job, config = sums.trainer_job(setting, arm, "spelled", "unused-model", str(tmp_path), steps, 1e-5, seed=0,
+    job, config = smollm_sums.trainer_job(setting, arm, "spelled", "unused-model", str(tmp_path), steps, 1e-5, seed=0,
                                    device="cpu")
     rows = read_jsonl(str(tmp_path / "train.jsonl"))
     assert len(rows) == setting["questions"] * steps
@@ -333,15 +335,15 @@ def test_each_arm_gets_its_best_rate_ties_to_the_smaller():
 def test_bf16_only_where_it_is_native(monkeypatch):
     flags = {"avx2": "flags : fpu avx2 fma", "bf16": "flags : fpu avx2 avx512f avx512_bf16", "amx": "flags : amx_bf16"}
     for name, text in flags.items():
-        monkeypatch.setattr(sums.Path, "read_text", lambda self, encoding=None, text=text: text)
-        assert sums.native_bf16("cpu") is (name != "avx2")
-    assert sums.native_bf16("cuda")  # a GPU: no CPU flags read
+        monkeypatch.setattr(machine.Path, "read_text", lambda self, encoding=None, text=text: text)
+        assert machine.native_bf16("cpu") is (name != "avx2")
+    assert machine.native_bf16("cuda")  # a GPU: no CPU flags read
 
     def unreadable(self, encoding=None):
         raise OSError("no /proc here")
 
-    monkeypatch.setattr(sums.Path, "read_text", unreadable)
-    assert not sums.native_bf16("cpu")
+    monkeypatch.setattr(machine.Path, "read_text", unreadable)
+    assert not machine.native_bf16("cpu")
 
 
 def test_a_contrast_without_cells_reads_as_none_yet():

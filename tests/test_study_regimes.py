@@ -23,22 +23,22 @@ def _args(tmp_path, *argv):
 
 
 def test_held_out_problems_are_never_trained_and_a_problem_keeps_its_name_in_every_seed():
-    train = {(r["a"], r["b"]) for r in real_regimes.problem_rows("train")}
+    train = {(r["a"], r["b"]) for r in sum_problems.problem_rows("train")}
     for split in ("validation", "test"):
-        held = {(r["a"], r["b"]) for r in real_regimes.problem_rows(split)}
+        held = {(r["a"], r["b"]) for r in sum_problems.problem_rows(split)}
         assert not held & train and not {(b, a) for a, b in held} & train
-    first, second = (real_regimes.problem_rows("train", seed=s) for s in (0, 1))
+    first, second = (sum_problems.problem_rows("train", seed=s) for s in (0, 1))
     assert [r["id"] for r in first] != [r["id"] for r in second]  # a seed orders the problems
     by_id = {r["id"]: r["forms"] for r in first}
     assert all(by_id[r["id"]] == r["forms"] for r in second)  # names and items are the problem's own
     row = first[0]
     assert row["forms"]["symbolic"] == f"What is {row['a']}+{row['b']}?" and row["answer"] == str(row["a"] + row["b"])
     with pytest.raises(ValueError, match="the split holds"):
-        real_regimes.problem_rows("validation", count=1000)
+        sum_problems.problem_rows("validation", count=1000)
 
 
 def test_the_reasoning_regime_adds_three_numbers_in_every_form_and_splits_them_by_multiset():
-    splits = {s: real_regimes.problem_rows(s, problem="sum_three") for s in ("train", "validation", "test")}
+    splits = {s: sum_problems.problem_rows(s, problem="sum_three") for s in ("train", "validation", "test")}
     assert {s: len(r) for s, r in splits.items()} == {"train": 165, "validation": 72, "test": 152}
     units = {s: {tuple(sorted((r["a"], r["b"], r["c"]))) for r in rows} for s, rows in splits.items()}
     assert {s: len(u) for s, u in units.items()} == {"train": 38, "validation": 16, "test": 34}
@@ -60,7 +60,7 @@ def test_the_reasoning_regime_adds_three_numbers_in_every_form_and_splits_them_b
 
 
 def test_the_reasoning_regimes_second_design_asks_two_steps_in_every_form_on_disjoint_problems():
-    splits = {s: real_regimes.problem_rows(s, problem="sum_minus", top=10) for s in ("train", "validation", "test")}
+    splits = {s: sum_problems.problem_rows(s, problem="sum_minus", top=10) for s in ("train", "validation", "test")}
     assert {s: len(r) for s, r in splits.items()} == {"train": 160, "validation": 60, "test": 140}
     units = {s: {(min(r["a"], r["b"]), max(r["a"], r["b"]), r["c"]) for r in rows} for s, rows in splits.items()}
     assert not units["train"] & units["validation"] and not units["train"] & units["test"]
@@ -79,11 +79,11 @@ def test_the_reasoning_regimes_second_design_asks_two_steps_in_every_form_on_dis
     assert all(r["id"].startswith("train-") and r["id"].count("-") == 3 for r in rows)
     assert all(" minus " in r["rephrasings"][1] for r in rows)
     with pytest.raises(ValueError, match="valid problems are sum, sum_minus, sum_three"):
-        real_regimes.problem_rows("train", problem="product")
+        sum_problems.problem_rows("train", problem="product")
 
 
 def test_the_sum_problems_keep_the_names_and_ids_their_cells_were_computed_with():
-    row = real_regimes.problem_rows("train", 1, seed=0)[0]  # the natural regime's cells trained on these rows
+    row = sum_problems.problem_rows("train", 1, seed=0)[0]  # the natural regime's cells trained on these rows
     assert row["id"] == "train-6-19" and row["forms"]["narrative"] == ("Zoe has 6 shells and gets 19 more. How many "
                                                                        "shells does Zoe have?")
 
@@ -91,7 +91,7 @@ def test_the_sum_problems_keep_the_names_and_ids_their_cells_were_computed_with(
 def test_rule_rows_rephrase_into_the_other_forms_and_model_rows_keep_what_the_file_has(tmp_path):
     spec = {"q0": "narrative", "seed": 3, "rephrasings": "rule"}
     rows = real_regimes.training_rows(spec, 5)
-    problems = real_regimes.problem_rows("train", 5, seed=3)
+    problems = sum_problems.problem_rows("train", 5, seed=3)
     assert [r["prompt"] for r in rows] == [p["forms"]["narrative"] for p in problems]
     assert rows[0]["rephrasings"] == [problems[0]["forms"][f] for f in ("symbolic", "words", "spelled")]
     made = tmp_path / "rephrased.jsonl"

@@ -83,7 +83,7 @@ def test_render_only_without_cells_says_what_to_run(tmp_path):
 def test_the_premise_and_the_probe_against_it_re_render_from_their_raw_counts():
     """``studies/toy_premise.py`` and ``studies/probe_premise.py --render-only``: the committed JSON and markdown
     from the raw part the JSON keeps (the premise's per-question counts; the probe's shares per h)."""
-    from tagrpo.experiments import premise
+    from tagrpo.toy import premise
 
     committed = json.loads((RESULTS / "toy_premise.json").read_text(encoding="utf-8"))
     fresh = premise.premise_result({k: committed[k] for k in premise.PREMISE_RAW})
@@ -97,7 +97,7 @@ def test_the_premise_and_the_probe_against_it_re_render_from_their_raw_counts():
 
 
 def test_the_premise_mixes_its_two_kinds_by_hand():
-    from tagrpo.experiments import premise
+    from tagrpo.toy import premise
 
     counts = {"spelled": [0, 0, 2, 4], "symbolic": [4, 4, 4, 4], "narrative": [2, 2, 2, 2], "words": [0, 0, 0, 0]}
     easy = {"spelled": [4, 4, 4, 4], "symbolic": [4, 4, 4, 4], "narrative": [4, 4, 4, 4], "words": [4, 4, 4, 4]}
@@ -120,7 +120,7 @@ def test_the_premise_mixes_its_two_kinds_by_hand():
 
 
 def test_the_probe_row_by_hand():
-    from tagrpo.experiments import premise
+    from tagrpo.toy import premise
 
     lo, hi = premise.wilson(0.5, 100)  # centre 0.5, half 1.96 * sqrt(0.0025 + 0.000096) / 1.038416
     assert (lo, hi) == pytest.approx((0.5 - 0.09617, 0.5 + 0.09617), abs=1e-5)

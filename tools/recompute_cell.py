@@ -52,13 +52,13 @@ def main(argv=None) -> int:
 
     import torch
 
-    from tagrpo.experiments.tasks import sums
+    from tagrpo.toy import smollm_sums
 
     torch.set_num_threads(1)
     start, rows = time.perf_counter(), []
     for path, stored in cells:
         with tempfile.TemporaryDirectory() as scratch:
-            fresh = sums.compute(stored["spec"], scratch)
+            fresh = smollm_sums.compute(stored["spec"], scratch)
         rows.append({"cell": path, **compare(stored, fresh)})
         print(f"{path}: {rows[-1]['questions_differing']} of {rows[-1]['questions']} questions differ", flush=True)
     result = {"command": " ".join(["python tools/recompute_cell.py", *(argv or sys.argv[1:])]), "machine": machine(),

@@ -207,3 +207,45 @@ def questions(split_name: str, q0: str, plan: str, seed: int, count: int | None 
         rows.append({"id": f"{split_name}-{a}-{b}{tag}", "prompt": render(a, b, q0, name, item),
                      "answer": str(a + b), "rephrasings": rephrasings, "a": a, "b": b, "name": name, "item": item})
     return rows
+
+
+PROBLEMS = ("sum", "sum_minus", "sum_three")  # what ``problem_rows`` can make
+
+
+def _problems(which: str, problem: str, top: int | None = None) -> list[tuple[dict, str, str]]:
+    """``(operands, id, answer)`` of split ``which``'s problems, in its fixed order (``top``: sum_minus's largest a,
+    b; sum_three's are fixed here)."""
+    if problem == "sum":
+        return [({"a": a, "b": b}, f"{which}-{a}-{b}", str(a + b)) for a, b in split(which, "pairs")]
+    if problem == "sum_minus":
+        return [({"a": a, "b": b, "c": c}, f"{which}-{a}-{b}-{c}", str(a + b - c))
+                for a, b, c in split_minus(which, top or MINUS_TOP)]
+    if problem == "sum_three":
+        return [({"a": a, "b": b, "c": c}, f"{which}-{a}-{b}-{c}", str(a + b + c))
+                for a, b, c in split_three(which)]
+    raise ValueError(f"problem {problem!r}: valid problems are {', '.join(PROBLEMS)}")
+
+
+def problem_rows(which: str, count: int | None = None, seed: int | None = None, problem: str = "sum",
+                 top: int | None = None) -> list[dict]:
+    """Split ``which``'s problems, each with its text in every form (``forms``) and a name and item of its own
+    (seeded by the problem, so a rephrasing made once per question serves every seed), in a fixed order or a
+    seed's (the real regimes' rows: ``tagrpo.experiments.tasks.real_regimes``)."""
+    problems = _problems(which, problem, top)
+    if seed is not None:
+        random.Random(seed).shuffle(problems)
+    if count is not None and count > len(problems):
+        raise ValueError(f"{count} {which} problems asked for; the split holds {len(problems)}")
+    rows = []
+    for operands, name_id, answer in problems[:count]:
+        rng = random.Random("+".join(map(str, operands.values())))
+        name, item = rng.choice(NAMES), rng.choice(ITEMS)
+        draw = {"sum": render, "sum_minus": render_minus, "sum_three": render_three}[problem]
+        forms = {f: draw(*operands.values(), f, name, item) for f in FORMS}
+        rows.append({"id": name_id, **operands, "answer": answer, "forms": forms})
+    return rows
+
+
+def texts(rows: list[dict], form: str) -> list[str]:
+    """The rows' questions in ``form``."""
+    return [r["forms"][form] for r in rows]

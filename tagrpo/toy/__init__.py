@@ -1,4 +1,5 @@
-"""The embedded world's building blocks: a local character tokenizer and tiny causal LMs.
+"""The embedded world's building blocks: a local character tokenizer and tiny causal LMs; and SmolLM2-135M-Instruct
+on the sum problems, the small real model of the real studies (:mod:`tagrpo.toy.smollm_sums`).
 
 They load on first use, with torch and transformers. The world's entries in the package's registries
 (:mod:`tagrpo.toy.plugins`, which the registries import on their first use) need neither.

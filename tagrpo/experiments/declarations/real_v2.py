@@ -8,7 +8,7 @@ its sweep ran one seed at half the steps. What changed:
   / 142 problems), the templates' worked examples in no split. q0's form: the hardest whose base accuracy on
   validation lies in 10-70% (the premise cell; ``tasks.sums.choose_q0``). TA-GRPO's rephrasings are the other three
   forms, made by rule (exact); the control's are q0's form renamed.
-- Settings (``tasks.sums.V2``): one-example prompt in the chat template, 12 completion tokens, 4 questions per step,
+- Settings (``smollm_sums.V2``): one-example prompt in the chat template, 12 completion tokens, 4 questions per step,
   two optimizer steps per generation batch, bf16 autocast, no gradient checkpointing, shared prompt cache and prefix;
   32 generation steps (1,024 rollouts per arm and seed for TA-GRPO, its control and equal-sampling GRPO).
 - Sweep: every arm at 1e-5, 3e-5, 1e-4 on validation problems, two seeds, at the study's full length, one objective
@@ -31,7 +31,7 @@ Budget: about 115 cells, 9 hours of wall time on 2 idle cores (measured: 1,169.7
 from __future__ import annotations
 
 from tagrpo.experiments.study import KMAX, Contrast, Study, Sweep
-from tagrpo.experiments.tasks import sums
+from tagrpo.toy import smollm_sums
 
 VARIANT = "ta_grpo_w50"  # issue 32's recommended variant (tagrpo.demo.arms.RECOMMENDED)
 PRIMARY_ARMS = ("ta_grpo", "equal_sampling", "ta_grpo_control")
@@ -46,20 +46,21 @@ STUDY = Study(
     script="studies/real_study_v2.py",
     outputs="real_study_v2",
     settings=(None,),
-    arms={a: sums.ARMS[a] for a in (*PRIMARY_ARMS, *EXPLORATORY_ARMS)},
+    arms={a: smollm_sums.ARMS[a] for a in (*PRIMARY_ARMS, *EXPLORATORY_ARMS)},
     primary_arms=PRIMARY_ARMS,
     exploratory_arms=EXPLORATORY_ARMS,
     seeds=tuple(range(10)),
     exploratory_seeds=tuple(range(5)),
-    sweep=Sweep(rates=(1e-5, 3e-5, 1e-4), seeds=(100, 101), samples=sums.EVAL_SAMPLES, low_edge=3e-6, high_edge=3e-4),
+    sweep=Sweep(rates=(1e-5, 3e-5, 1e-4), seeds=(100, 101), samples=smollm_sums.EVAL_SAMPLES, low_edge=3e-6,
+                high_edge=3e-4),
     primary=tuple(Contrast("ta_grpo", ref, k) for ref in REFS for k in KS),
     exploratory=(*(Contrast("ta_grpo", ref, k) for ref in EXPLORATORY_ARMS for k in KS),
                  *(Contrast(VARIANT, "equal_sampling", k) for k in KS),
                  *(Contrast(arm, "base", 1) for arm in (*PRIMARY_ARMS, *EXPLORATORY_ARMS))),
     post_hoc=tuple(Contrast("ta_grpo", ref, k, subset) for ref in REFS for subset in ("hard", "rest") for k in KS),
-    samples=sums.EVAL_SAMPLES,
+    samples=smollm_sums.EVAL_SAMPLES,
     margin=0.05,
     tost=True,
-    task_options={"setting": sums.V2, "steps": 32, "tag": "real_v2"},
+    task_options={"setting": smollm_sums.V2, "steps": 32, "tag": "real_v2"},
     beside="toy_regime_v2",
 )

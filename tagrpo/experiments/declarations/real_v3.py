@@ -17,10 +17,10 @@ user meets (a setting each, ``task.real_regimes``), on SmolLM2-135M-Instruct:
 - ``reasoning``: a task whose answer takes two steps, ``a + b + c`` told as a story ("Tom has 4 pens and gets 3
   more, then gets 2 more..."; q0 the narrative with digits, the rule-made rephrasings its symbolic, words and
   spelled forms), a completion budget of 48 tokens, a worked two-step example with its boxed answer in the prompt of
-  every arm (``tasks.sums.THREE_SUM``: the template ``threesum``; the problems ``sum_problems.split_three``: each addend
-  in 1..9, at most 15 in all, split by the multiset of addends, 38 / 16 / 34 units in every order). The third design:
-  ``a + b - c`` failed the premise twice (a, b in 1..19 and any c < a + b: q0 4.2% on validation, every form 4-6%;
-  a, b in 1..10 and c at most b: q0 5.8%, the forms 6-11%), and pilots on fresh problems
+  every arm (``smollm_sums.THREE_SUM``: the template ``threesum``; the problems ``sum_problems.split_three``: each
+  addend in 1..9, at most 15 in all, split by the multiset of addends, 38 / 16 / 34 units in every order). The third
+  design: ``a + b - c`` failed the premise twice (a, b in 1..19 and any c < a + b: q0 4.2% on validation, every form
+  4-6%; a, b in 1..10 and c at most b: q0 5.8%, the forms 6-11%), and pilots on fresh problems
   (``studies/results/real_study_v3_reasoning_pilots.md``) put every two-step design with enough problems for three
   disjoint splits at 7-15%, this one at 13% (100 problems x 2 samples); a, b in 1..5 reached 29% with about 55
   problems in all. If this premise fails too, SmolLM2-135M-Instruct has no two-step regime in the band and the
@@ -45,7 +45,7 @@ the base's accuracy in every form on validation problems; q0 in 10-70% or the gr
 any arm runs (``real_regimes.q0_of`` stops the study). Arms without rephrasings (the base, equal-sampling GRPO) are
 computed once per group and serve each of its regimes.
 
-- Settings: the second study's (``tasks.sums.V2``: one-example prompt in the chat template, 12 completion tokens, 4
+- Settings: the second study's (``smollm_sums.V2``: one-example prompt in the chat template, 12 completion tokens, 4
   questions per step, two optimizer steps per generation batch, bf16 autocast), 32 generation steps: 1,024 rollouts
   per arm and seed (TA-GRPO N = 3, G = 2; equal-sampling GRPO G = 8, its advantages over q0's first 2).
 - Sweep: each arm at 1e-5, 3e-5, 1e-4 per regime (equal-sampling once per group) on validation problems, two seeds,
@@ -71,7 +71,7 @@ sweep cells with edges, 40 test cells, 5 runner-up cells), about 5.6 hours of wa
 from __future__ import annotations
 
 from tagrpo.experiments.study import KMAX, RUNNER_UP, Contrast, Study, Sweep
-from tagrpo.experiments.tasks import sums
+from tagrpo.toy import smollm_sums
 
 REGIMES = {
     "natural": {"group": "narrative", "rephrasings": "rule"},
@@ -100,17 +100,18 @@ STUDY = Study(
     outputs="real_study_v3",
     settings=tuple(REGIMES),
     knob="regime",
-    arms={a: sums.ARMS[a] for a in PRIMARY_ARMS},
+    arms={a: smollm_sums.ARMS[a] for a in PRIMARY_ARMS},
     primary_arms=PRIMARY_ARMS,
     exploratory_arms=(),
     runner_up=("equal_sampling",),
     seeds=tuple(range(10)),
     exploratory_seeds=tuple(range(5)),
-    sweep=Sweep(rates=(1e-5, 3e-5, 1e-4), seeds=(100, 101), samples=sums.EVAL_SAMPLES, low_edge=3e-6, high_edge=3e-4),
+    sweep=Sweep(rates=(1e-5, 3e-5, 1e-4), seeds=(100, 101), samples=smollm_sums.EVAL_SAMPLES, low_edge=3e-6,
+                high_edge=3e-4),
     primary=tuple(Contrast("ta_grpo", "equal_sampling", k, setting=r) for r in REGIMES for k in KS),
     exploratory=(*(Contrast("ta_grpo", "equal_sampling" + RUNNER_UP, k, setting=r) for r in REGIMES for k in KS),
                  *(Contrast(a, "base", 1, setting=r) for r in REGIMES for a in PRIMARY_ARMS)),
-    samples=sums.EVAL_SAMPLES,
+    samples=smollm_sums.EVAL_SAMPLES,
     margin=0.05,
     tost=True,
     task_options={"regimes": REGIMES, "groups": GROUPS, "rephrased": REPHRASED, "steps": 32, "tag": "real_v3"},

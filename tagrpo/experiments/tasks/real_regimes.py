@@ -4,65 +4,26 @@ come from.
 A regime (``task_options["regimes"]``) names its *group* and its rephrasings: ``rule`` (the other surface forms of
 ``tagrpo.data.sum_problems``, exact) or ``model`` (made by ``tagrpo rephrase``, read from the file of
 ``task_options["rephrased"]``). A group (``task_options["groups"]``) fixes what every arm without rephrasings sees:
-the problem, q0's form, the settings (``tasks.sums.SETTINGS``' keys). Regimes of one group share the premise, the
+the problem, q0's form, the settings (``smollm_sums.SETTINGS``' keys). Regimes of one group share the premise, the
 base and every arm without rephrasings (equal-sampling GRPO): one cell, filed under each regime (spec ``knobs``).
 
 Problems are split by unordered pair as in the second study (``sum_problems.split``, scheme ``pairs``); unlike it, a
 problem's name and item are the problem's own (seeded by it), not a seed's draw, so that a rephrasing made once per
 training question serves every seed. A seed orders the training problems. Cells are computed as the sums task
-computes them (``tasks.sums.compute``: bf16 only, evaluation on q0's form and in every form on test problems).
+computes them (``smollm_sums.compute``: bf16 only, evaluation on q0's form and in every form on test problems).
 """
 
 from __future__ import annotations
 
 import os
-import random
 
 from tagrpo.data import sum_problems
+from tagrpo.data.sum_problems import PROBLEMS, problem_rows, texts
 from tagrpo.experiments.tasks import sums
+from tagrpo.toy import smollm_sums
 
 FORMS = sum_problems.FORMS
-PROBLEMS = ("sum", "sum_minus", "sum_three")  # implemented; a regime of another problem is refused by ``prepare``
 PREMISE_SEED = 100
-
-
-def _problems(split: str, problem: str, top: int | None = None) -> list[tuple[dict, str, str]]:
-    """``(operands, id, answer)`` of the split's problems, in its fixed order (``top``: sum_minus's largest a, b;
-    sum_three's are fixed in ``tagrpo.data.sum_problems``)."""
-    if problem == "sum":
-        return [({"a": a, "b": b}, f"{split}-{a}-{b}", str(a + b)) for a, b in sum_problems.split(split, "pairs")]
-    if problem == "sum_minus":
-        return [({"a": a, "b": b, "c": c}, f"{split}-{a}-{b}-{c}", str(a + b - c))
-                for a, b, c in sum_problems.split_minus(split, top or sum_problems.MINUS_TOP)]
-    if problem == "sum_three":
-        return [({"a": a, "b": b, "c": c}, f"{split}-{a}-{b}-{c}", str(a + b + c))
-                for a, b, c in sum_problems.split_three(split)]
-    raise ValueError(f"problem {problem!r}: valid problems are {', '.join(PROBLEMS)}")
-
-
-def problem_rows(split: str, count: int | None = None, seed: int | None = None, problem: str = "sum",
-                 top: int | None = None) -> list[dict]:
-    """The split's problems, each with its text in every form (``forms``), in a fixed order or a seed's."""
-    problems = _problems(split, problem, top)
-    if seed is not None:
-        random.Random(seed).shuffle(problems)
-    if count is not None and count > len(problems):
-        raise ValueError(f"{count} {split} problems asked for; the split holds {len(problems)}")
-    rows = []
-    for operands, name_id, answer in problems[:count]:
-        rng = random.Random("+".join(map(str, operands.values())))
-        name, item = rng.choice(sum_problems.NAMES), rng.choice(sum_problems.ITEMS)
-        if problem == "sum":
-            forms = {f: sum_problems.render(operands["a"], operands["b"], f, name, item) for f in FORMS}
-        else:
-            render = sum_problems.render_minus if problem == "sum_minus" else sum_problems.render_three
-            forms = {f: render(*operands.values(), f, name, item) for f in FORMS}
-        rows.append({"id": name_id, **operands, "answer": answer, "forms": forms})
-    return rows
-
-
-def texts(rows: list[dict], form: str) -> list[str]:
-    return [r["forms"][form] for r in rows]
 
 
 def read_rephrased(path: str) -> dict[str, list[str]]:
@@ -100,7 +61,7 @@ def prepare(study, args) -> tuple[dict, None]:
 
 def _base_spec(study, args, kind: str, split: str, seed: int, group: str) -> dict:
     g = study.task_options["groups"][group]
-    setting = {k: v for k, v in sums.SETTINGS[g["setting"]].items() if k != "workers"}
+    setting = {k: v for k, v in smollm_sums.SETTINGS[g["setting"]].items() if k != "workers"}
     top = {"top": g["top"]} if "top" in g else {}  # a problem's size, where the group sets one
     return {"kind": kind, "split": split, "seed": seed, "device": args.device, "study": study.task_options["tag"],
             "group": group, "problem": g["problem"], **top, "setting": setting, **args.overrides}
@@ -158,11 +119,11 @@ def q0_of(study, premises: list[dict], render_only: bool = False) -> tuple[dict,
 
 
 def compute(spec: dict, out: str) -> dict:
-    """One cell, as ``tasks.sums.compute`` computes it, on this task's questions and training rows."""
+    """One cell, as ``smollm_sums.compute`` computes it, on this task's questions and training rows."""
     setting = spec["setting"]
     held = problem_rows(spec["split"], spec.get("questions"), problem=spec["problem"], top=spec.get("top"))
     rows = training_rows(spec, setting["questions"] * spec["steps"]) if spec["kind"] == "arm" else None
-    return sums.compute(spec, out, held=held, train_rows=rows, render=texts)
+    return smollm_sums.compute(spec, out, held=held, train_rows=rows, render=texts)
 
 
 arm_columns = sums.arm_columns
@@ -185,7 +146,7 @@ def describe(study, args, data: dict) -> str:
                        f"{d['setting']}" for g, d in study.task_options["groups"].items())
     return (f"Task: SmolLM2-135M-Instruct; each problem's name and item its own. Regimes: {regimes}. Groups: {groups}. "
             f"{args.steps} generation steps; {args.samples} samples per test question on q0's form, "
-            f"{sums.FORM_SAMPLES} in every other form.")
+            f"{smollm_sums.FORM_SAMPLES} in every other form.")
 
 
 def premise_section(study, data: dict, bases: dict, versus: dict) -> list[str]:
