@@ -37,9 +37,9 @@ def test_the_report_counts_questions_candidates_and_reasons_and_applies_the_decl
 
 
 def test_a_setting_that_ended_is_not_computed(tmp_path, capsys):
-    assert set(STUDY.ended) == {"model_made", "reasoning"}
-    args = run.StudyArgs(work_dir=str(tmp_path), out=str(tmp_path), settings=["model_made", "reasoning"])
+    assert set(STUDY.ended) == {"reasoning"}  # model-made's second design goes on (its declaration)
+    args = run.StudyArgs(work_dir=str(tmp_path), out=str(tmp_path), settings=["reasoning"])
     with pytest.raises(SystemExit, match="every setting asked for has ended"):
         run.execute(STUDY, args, [])
-    assert "not computed, ended by design: model_made (tagrpo rephrase accepted none" in capsys.readouterr().out
+    assert "not computed, ended by design: reasoning (its premise failed" in capsys.readouterr().out
     assert not (tmp_path / "invocations.jsonl").exists()  # nothing computed, nothing recorded
