@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tagrpo.experiments.tasks.sums import native_bf16
+from tagrpo.common.machine import native_bf16
 
 ROOT = Path(__file__).resolve().parents[2]
 
