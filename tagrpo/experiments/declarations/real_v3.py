@@ -90,7 +90,6 @@ GROUPS = {
                   "ended": "its premise failed three designs running: reported without arms"},
 }
 REPHRASED = "studies/results/real_study_v3_rephrased_few_shot.jsonl"  # tagrpo rephrase's output (model_made)
-FIRST_REPHRASED = "studies/results/real_study_v3_rephrased.jsonl"  # the first design's (default templates)
 TEMPLATES = "configs/rephrase/few_shot.yaml"  # the second design's templates
 PILOT = 24  # validation questions of the second design's pilot
 PRIMARY_ARMS = ("ta_grpo", "equal_sampling")
