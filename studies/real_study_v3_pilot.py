@@ -1,5 +1,7 @@
 """Pilots for the third real study's reasoning regime: SmolLM2-135M-Instruct's accuracy on a two-step design, on
-fresh problems drawn at random (not the study's splits), before a design is declared.
+fresh problems drawn at random (not the study's splits), before a design is declared; or, from the fourth design on
+(``minus_le10_train``), on the design's own training problems only, so that no validation or test problem is seen
+before the design is declared.
 
     .venv/bin/python studies/real_study_v3_pilot.py sum3_le15 sum3_1to9      # about 1.5 min per 100 problems
 
@@ -31,6 +33,20 @@ def uniform(tops: tuple[int, int, int]):
     return lambda r: tuple(r.randint(1, t) for t in tops)
 
 
+def training_split(top: int | None = None):
+    """The fourth design's training problems (``sum_problems.split_minus`` with a + b at most 10; with ``top``: those
+    whose operands are all at most it, the fifth design's), in turn: never a validation or test problem."""
+    rows = [t for t in sum_problems.split_minus("train", 9, sum_problems.MINUS_SMALL_CAP,
+                                                 sum_problems.MINUS_SMALL_SPLIT_SIZES)
+            if top is None or max(t) <= top]
+    turn = iter(range(10 ** 6))
+    return lambda r: rows[next(turn) % len(rows)]
+
+
+def story_minus(a: int, b: int, c: int, name: str, item: str) -> str:
+    return sum_problems.render_minus(a, b, c, "narrative", name, item)
+
+
 DESIGNS = {  # name: (draw, text, answer, template)
     "sum3_1to9": (uniform((9, 9, 9)), story3, sum, "threesum"),
     "sum3_1to9_b": (uniform((9, 9, 9)), story3, sum, "threesum"),
@@ -42,9 +58,9 @@ DESIGNS = {  # name: (draw, text, answer, template)
     "sum3_a12_bc4": (uniform((12, 4, 4)), story3, sum, "threesum"),
     "sum3_le15": (capped, story3, sum, "threesum"),
     "sum3_le15_symbolic": (capped, lambda a, b, c, n, i: f"What is {a}+{b}+{c}?", sum, "threesum"),
-    "minus_a20_bc5": (uniform((20, 5, 5)),
-                      lambda a, b, c, n, i: sum_problems.render_minus(a, b, c, "narrative", n, i),
-                      lambda t: t[0] + t[1] - t[2], "twostep"),
+    "minus_a20_bc5": (uniform((20, 5, 5)), story_minus, lambda t: t[0] + t[1] - t[2], "twostep"),
+    "minus_le10_train": (training_split(), story_minus, lambda t: t[0] + t[1] - t[2], "twostep"),
+    "minus_ab5_train": (training_split(5), story_minus, lambda t: t[0] + t[1] - t[2], "twostep"),
 }
 
 if __name__ == "__main__":

@@ -268,6 +268,10 @@ def test_tost_calls_an_undecided_primary_contrast_no_difference_with_holm_over_t
     assert row["p"] == pytest.approx(1.0)  # no difference shown by the t-test ...
     assert row["p_equivalence_holm"] == pytest.approx(tost_p) and row["verdict"] == "no difference"  # ... but TOST
     assert "p_equivalence_holm" not in exploratory and exploratory["verdict"] == "inconclusive"  # primary only
+    # its own interval, 90%: 0 +- t(0.95, 2) x 0.01 / sqrt 3 = +-2.919986 x 0.0057735 = +-0.016859, inside +-0.02
+    assert (row["tost_lo"], row["tost_hi"]) == pytest.approx((-0.016859, 0.016859), abs=1e-6)
+    assert "tost_lo" not in exploratory
+    assert tables.verdict_table([row], one).splitlines()[2].endswith("| 0.037, [-1.7, 1.7] | **no difference** |")
     two = _study(tost=True, margin=0.02, primary=tuple(Contrast("ta_grpo", ref, 1, "all", 0.6)
                                                        for ref in ("equal_sampling", "ta_grpo_control")))
     rows = judge.verdicts(two, runs, bases, 1)  # two TOST p-values of 0.0371: Holm makes both 0.0742

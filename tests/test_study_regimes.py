@@ -78,8 +78,39 @@ def test_the_reasoning_regimes_second_design_asks_two_steps_in_every_form_on_dis
     rows = real_regimes.training_rows(spec, 3)
     assert all(r["id"].startswith("train-") and r["id"].count("-") == 3 for r in rows)
     assert all(" minus " in r["rephrasings"][1] for r in rows)
-    with pytest.raises(ValueError, match="valid problems are sum, sum_minus, sum_three"):
+    with pytest.raises(ValueError, match="valid problems are sum, sum_minus, sum_minus_five, sum_three"):
         sum_problems.problem_rows("train", problem="product")
+
+
+def test_the_reasoning_regimes_fifth_design_keeps_the_fourths_splits_and_asks_every_order_that_gives_away_less():
+    sizes = sum_problems.MINUS_SMALL_SPLIT_SIZES
+    fourth = {s: {(min(a, b), max(a, b), c) for a, b, c in sum_problems.split_minus(
+        s, 9, sum_problems.MINUS_SMALL_CAP, sizes)} for s in ("train", "validation", "test")}
+    assert {s: len(u) for s, u in fourth.items()} == {"train": 60, "validation": 24, "test": 40}
+    splits = {s: sum_problems.problem_rows(s, problem="sum_minus_five") for s in ("train", "validation", "test")}
+    assert {s: len(r) for s, r in splits.items()} == {"train": 34, "validation": 15, "test": 25}
+    units = {s: {(min(r["a"], r["b"]), max(r["a"], r["b"]), r["c"]) for r in rows} for s, rows in splits.items()}
+    assert {s: len(u) for s, u in units.items()} == {"train": 25, "validation": 10, "test": 19}
+    assert all(units[s] <= fourth[s] for s in units)  # the piloted training problems are the fourth's, so no other
+    every = [r for rows in splits.values() for r in rows]
+    assert all(1 <= r["c"] <= r["b"] <= 5 and 1 <= r["a"] <= 5 and int(r["answer"]) == r["a"] + r["b"] - r["c"]
+               for r in every)
+    assert len(every) == len({(r["a"], r["b"], r["c"]) for r in every}) == 74  # 54 units, 20 of them in both orders
+    asked = {(r["a"], r["b"], r["c"]) for r in splits["train"]}
+    assert {(3, 5, 3), (5, 3, 3), (3, 3, 1)} <= asked and (5, 2, 3) not in asked  # worked by hand: 2 - 3 < 0 in between
+    row = splits["train"][0]  # 3 + 3 - 1 = 5
+    assert row["answer"] == "5" and row["forms"]["words"] == "What is three plus three minus one?"
+
+
+def test_a_training_split_smaller_than_the_rows_asked_for_comes_again_in_other_orders():
+    spec = {"q0": "narrative", "seed": 0, "rephrasings": "rule", "problem": "sum_minus_five"}
+    rows = real_regimes.training_rows(spec, 128)
+    first = sum_problems.problem_rows("train", problem="sum_minus_five", seed=0)
+    assert [r["id"] for r in rows[:34]] == [r["id"] for r in first]  # the first epoch is the seed's order
+    assert [r["id"] for r in rows[34:68]] != [r["id"] + "-e1" for r in first]  # the second another order ...
+    assert sorted(r["id"] for r in rows[34:68]) == sorted(r["id"] + "-e1" for r in first)  # ... of the same problems
+    assert len({r["id"] for r in rows}) == 128 and rows[-1]["id"].endswith("-e3")
+    assert real_regimes.training_rows(spec, 5) == rows[:5]  # fewer rows than the split: the first epoch's
 
 
 def test_the_sum_problems_keep_the_names_and_ids_their_cells_were_computed_with():
@@ -136,7 +167,7 @@ def test_a_premise_outside_the_band_stops_the_study_naming_the_group():
 
 def test_a_regime_of_an_unimplemented_problem_is_refused_and_left_out_of_a_render(tmp_path):
     groups = {**STUDY.task_options["groups"]}
-    groups["three_sum"] = {**groups["three_sum"], "problem": "product"}
+    groups["minus_five"] = {**groups["minus_five"], "problem": "product"}
     study = dataclasses.replace(STUDY, task_options={**STUDY.task_options, "groups": groups})
     with pytest.raises(SystemExit, match="regime reasoning: declared"):
         real_regimes.prepare(study, _args(tmp_path, "--precision", "fp32"))
@@ -177,7 +208,10 @@ def test_a_render_before_every_group_has_its_premise_shows_the_groups_that_have_
     args = _args(tmp_path, *argv)
     args.overrides = {}
     specs = real_regimes.premise_cells(STUDY, args)
-    assert [s["group"] for s, _ in specs] == ["narrative", "three_sum"]
+    assert [s["group"] for s, _ in specs] == ["narrative", "minus_five", "three_sum"]  # a render: every group's
+    computing = _args(tmp_path, "--precision", "fp32", "--settings", "reasoning")
+    computing.overrides = {}
+    assert [s["group"] for s, _ in real_regimes.premise_cells(STUDY, computing)] == ["minus_five"]
     spec, path = specs[0]
     (tmp_path / "cells").mkdir()
     os.makedirs(os.path.dirname(path))
@@ -186,7 +220,7 @@ def test_a_render_before_every_group_has_its_premise_shows_the_groups_that_have_
         f.write(json.dumps({"spec": spec, "accuracy": accuracy, "cell_wall_s": 60.0}) + "\n")
     with pytest.raises(SystemExit, match="no cells of real_v3"):  # a premise alone: nothing to report yet
         execute(STUDY, _args(tmp_path, *argv), argv)
-    assert "rendering without 1 premise cell(s) not yet computed" in capsys.readouterr().out
+    assert "rendering without 2 premise cell(s) not yet computed" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="no premise cell"):
         execute(STUDY, parse(STUDY, str(tmp_path), ["--work-dir", str(tmp_path / "none"), *argv]), argv)
 
@@ -205,9 +239,8 @@ def test_an_invocation_stopped_by_a_failed_premise_says_so_in_its_record(tmp_pat
     accuracy = {"symbolic": 0.1, "words": 0.05, "narrative": 0.05, "spelled": 0.1}
     with open(path, "w") as f:
         f.write(json.dumps({"spec": spec, "accuracy": accuracy, "cell_wall_s": 60.0}) + "\n")
-    live = dataclasses.replace(STUDY, ended={})  # as the regime was before its end was declared
-    with pytest.raises(SystemExit, match="group three_sum's premise failed"):
-        execute(live, parse(live, str(tmp_path), argv), argv)
+    with pytest.raises(SystemExit, match="group minus_five's premise failed"):
+        execute(STUDY, parse(STUDY, str(tmp_path), argv), argv)
     (line,) = read_jsonl(str(tmp_path / "cells" / "invocations.jsonl"))
     assert line["finished"] and ended(line) == "stopped: a premise failed"
     assert ended({"finished": False}).startswith("not finished") and ended({"finished": True}) == "finished"

@@ -145,3 +145,21 @@ def test_the_contrast_forest_draws_what_has_two_seeds(tmp_path):
     assert not path.exists()
     assert plot_contrasts([{**row, "n": 10}, {**row, "n": 1}], str(path), "t", str, margin=0.05)
     assert path.stat().st_size > 0
+
+
+def test_the_forest_draws_the_equivalence_tests_own_interval_where_the_study_has_one(tmp_path, monkeypatch):
+    from matplotlib.axes import Axes
+
+    from tagrpo.experiments.plots import plot_contrasts
+
+    drawn, labels = [], []
+    plot, xlabel = Axes.plot, Axes.set_xlabel
+    monkeypatch.setattr(Axes, "plot", lambda ax, x, y, **kw: drawn.append((list(x), kw["color"])) or plot(ax, x, y,
+                                                                                                         **kw))
+    monkeypatch.setattr(Axes, "set_xlabel", lambda ax, text, **kw: labels.append(text) or xlabel(ax, text, **kw))
+    row = {"knob": "natural", "arm": "ta_grpo", "ref": "equal_sampling", "k": 1, "mean": 0.02, "lo": -0.03, "hi": 0.07,
+           "n": 10}
+    assert plot_contrasts([{**row, "tost_lo": -0.02, "tost_hi": 0.06}, row], str(tmp_path / "a.png"), "t", str, 0.05)
+    assert drawn == [([-2.0, 6.0], "tab:blue")] and "blue: 90%" in labels[-1]  # the row without one: none
+    assert plot_contrasts([{**row, "tost_lo": -0.02, "tost_hi": 0.06}], str(tmp_path / "b.png"), "t", str)
+    assert len(drawn) == 1 and "blue" not in labels[-1]  # no margin: no equivalence test to show

@@ -37,7 +37,8 @@ OUT = ROOT / "tagrpo" / "evaluation" / "regime_map.json"
 CONTRAST = ("ta_grpo", "equal_sampling")  # the primary contrast the map reports: TA-GRPO - equal-sampling GRPO
 PROBE_N = 8  # the probe's default samples per variant: q0_all_wrong is the share it would see at this n
 FORMS = ("spelled", "symbolic", "words", "narrative")  # the sums task's forms (tagrpo/data/sum_problems.py)
-TASKS = {"sum": "sums a + b", "sum_minus": "two-step sums a + b - c", "sum_three": "two-step sums a + b + c"}
+TASKS = {"sum": "sums a + b", "sum_minus": "two-step sums a + b - c", "sum_minus_five": "two-step sums a + b - c",
+         "sum_three": "two-step sums a + b + c"}
 EMBEDDED = {"q0": "spelled", "rephrasings": ("symbolic", "narrative", "words")}  # the regime world's probe data
 HOW = (f"from the base cells: share of test questions with q0 0 of {PROBE_N} (hidden + unreachable in the probe's "
        "terms; the cells hold no per-question counts of the rephrasings, so the hidden share alone is not known); "

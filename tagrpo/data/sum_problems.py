@@ -47,6 +47,12 @@ MINUS_SPLIT_SIZES = {"train": 160, "validation": 60, "test": 140}  # problems a 
 # amount brought a pilot to about 17%.
 MINUS_TOP = 10
 MINUS_EXAMPLE = (3, 1, 2)  # the worked example of tagrpo.data.prompts' twostep template: in no split
+# The reasoning regime's fourth design, a + b - c with a + b at most MINUS_SMALL_CAP (124 units, split
+# MINUS_SMALL_SPLIT_SIZES), piloted on its training problems at 5.0%; its units with a, b at most MINUS_FIVE_TOP, in
+# the same splits (25 / 10 / 19 units), at 17.9%: the fifth design (``sum_minus_five``), each unit asked in every
+# order whose story gives away at most what it got (34 / 15 / 25 problems). Its pilot saw training problems only.
+MINUS_SMALL_CAP, MINUS_FIVE_TOP = 10, 5
+MINUS_SMALL_SPLIT_SIZES = {"train": 60, "validation": 24, "test": 40}
 THREE_SPLIT_SIZES = {"train": 38, "validation": 16, "test": 34}  # units {a, b, c} of ``split_three`` (88 in all)
 # a + b + c, each in 1..THREE_TOP, at most THREE_CAP in all: the reasoning regime's third design. Pilots on fresh
 # problems (100 x 2 samples, studies/results/real_study_v3_reasoning_pilots.md): any a, b, c in 1..9 7-12%, capped
@@ -123,25 +129,29 @@ def split_three(name: str) -> list[tuple[int, int, int]]:
     raise AssertionError("unreachable")
 
 
-def split_minus(name: str, top: int = MINUS_TOP) -> list[tuple[int, int, int]]:
-    """The two-step problems ``(a, b, c)`` of one split (``a, b`` in 1..``top``, ``1 <= c <= b``: the story gives
-    away at most what it got), in a fixed order: a seeded draw of ``MINUS_SPLIT_SIZES`` problems whose units
-    (``{a, b}`` with ``c``) are disjoint across splits, so no problem or its swap ``(b, a, c)`` is in two splits; the
-    template's worked example is in none. A unit whose ``c`` exceeds the smaller operand is asked with the larger
-    second; one whose ``c`` fits both, in the order of its own seeded choice."""
-    if name not in MINUS_SPLIT_SIZES:
-        raise ValueError(f"split {name!r}: valid splits are {', '.join(MINUS_SPLIT_SIZES)}")
+def split_minus(name: str, top: int = MINUS_TOP, cap: int | None = None,
+                sizes: dict[str, int] = MINUS_SPLIT_SIZES, every_order: bool = False) -> list[tuple[int, int, int]]:
+    """The two-step problems ``(a, b, c)`` of one split (``a, b`` in 1..``top``, ``a + b`` at most ``cap`` where it is
+    set, ``1 <= c <= b``: the story gives away at most what it got), in a fixed order: a seeded draw of ``sizes``
+    units (``{a, b}`` with ``c``) disjoint across splits, so no problem or its swap ``(b, a, c)`` is in two splits;
+    the template's worked example is in none. A unit whose ``c`` exceeds the smaller operand is asked with the larger
+    second; one whose ``c`` fits both, in the order of its own seeded choice, or (``every_order``) in both."""
+    if name not in sizes:
+        raise ValueError(f"split {name!r}: valid splits are {', '.join(sizes)}")
     example = (min(MINUS_EXAMPLE[:2]), max(MINUS_EXAMPLE[:2]), MINUS_EXAMPLE[2])
     units = [(a, b, c) for a in range(1, top + 1) for b in range(a, top + 1) for c in range(1, b + 1)
-             if (a, b, c) != example]
-    if len(units) < sum(MINUS_SPLIT_SIZES.values()):
-        raise ValueError(f"top={top}: {len(units)} problems, fewer than the splits' {sum(MINUS_SPLIT_SIZES.values())}")
+             if (a, b, c) != example and (cap is None or a + b <= cap)]
+    if len(units) < sum(sizes.values()):
+        raise ValueError(f"top={top}, cap={cap}: {len(units)} problems, fewer than the splits' {sum(sizes.values())}")
     random.Random(SPLIT_SEED).shuffle(units)
     start = 0
-    for key, size in MINUS_SPLIT_SIZES.items():
+    for key, size in sizes.items():
         if key == name:
+            chosen = units[start:start + size]
+            if every_order:
+                return [p for a, b, c in chosen for p in ([(a, b, c), (b, a, c)] if c <= a < b else [(a, b, c)])]
             return [(b, a, c) if c <= a and random.Random(f"{a},{b},{c}").random() < 0.5 else (a, b, c)
-                    for a, b, c in units[start:start + size]]
+                    for a, b, c in chosen]
         start += size
     raise AssertionError("unreachable")
 
@@ -209,7 +219,7 @@ def questions(split_name: str, q0: str, plan: str, seed: int, count: int | None 
     return rows
 
 
-PROBLEMS = ("sum", "sum_minus", "sum_three")  # what ``problem_rows`` can make
+PROBLEMS = ("sum", "sum_minus", "sum_minus_five", "sum_three")  # what ``problem_rows`` can make
 
 
 def _problems(which: str, problem: str, top: int | None = None) -> list[tuple[dict, str, str]]:
@@ -220,13 +230,17 @@ def _problems(which: str, problem: str, top: int | None = None) -> list[tuple[di
     if problem == "sum_minus":
         return [({"a": a, "b": b, "c": c}, f"{which}-{a}-{b}-{c}", str(a + b - c))
                 for a, b, c in split_minus(which, top or MINUS_TOP)]
+    if problem == "sum_minus_five":
+        return [({"a": a, "b": b, "c": c}, f"{which}-{a}-{b}-{c}", str(a + b - c))
+                for a, b, c in split_minus(which, 9, MINUS_SMALL_CAP, MINUS_SMALL_SPLIT_SIZES, every_order=True)
+                if max(a, b) <= MINUS_FIVE_TOP]
     if problem == "sum_three":
         return [({"a": a, "b": b, "c": c}, f"{which}-{a}-{b}-{c}", str(a + b + c))
                 for a, b, c in split_three(which)]
     raise ValueError(f"problem {problem!r}: valid problems are {', '.join(PROBLEMS)}")
 
 
-def problem_rows(which: str, count: int | None = None, seed: int | None = None, problem: str = "sum",
+def problem_rows(which: str, count: int | None = None, seed: int | str | None = None, problem: str = "sum",
                  top: int | None = None) -> list[dict]:
     """Split ``which``'s problems, each with its text in every form (``forms``) and a name and item of its own
     (seeded by the problem, so a rephrasing made once per question serves every seed), in a fixed order or a
@@ -240,7 +254,8 @@ def problem_rows(which: str, count: int | None = None, seed: int | None = None, 
     for operands, name_id, answer in problems[:count]:
         rng = random.Random("+".join(map(str, operands.values())))
         name, item = rng.choice(NAMES), rng.choice(ITEMS)
-        draw = {"sum": render, "sum_minus": render_minus, "sum_three": render_three}[problem]
+        draw = {"sum": render, "sum_minus": render_minus, "sum_minus_five": render_minus,
+                "sum_three": render_three}[problem]
         forms = {f: draw(*operands.values(), f, name, item) for f in FORMS}
         rows.append({"id": name_id, **operands, "answer": answer, "forms": forms})
     return rows

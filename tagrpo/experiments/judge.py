@@ -120,7 +120,8 @@ def paired(runs: dict, bases: dict, c: Contrast, k: int) -> list[float]:
 def verdicts(study: Study, runs: dict, bases: dict, k_max: int, versus: dict | None = None) -> list[dict]:
     """Every declared contrast: paired values, interval, p (against 0, or ``-margin`` for ``matches``), Holm over
     the primary family, the verdict; with ``study.tost`` an undecided primary contrast is "no difference" when its
-    TOST at ``study.margin`` (Holm over the family's TOST p-values) rejects. ``versus``: ``{name: (runs, bases)}``
+    TOST at ``study.margin`` (Holm over the family's TOST p-values) rejects, and every primary row carries the TOST's
+    own interval (``tost_lo``, ``tost_hi``: 90%, before Holm). ``versus``: ``{name: (runs, bases)}``
     of the studies a cost change is judged against (Welch on the two studies' per-seed differences)."""
     rows = []
     for c, family in study.contrasts():
@@ -139,6 +140,8 @@ def verdicts(study: Study, runs: dict, bases: dict, k_max: int, versus: dict | N
         primary = [r for r in rows if r["primary"]]
         for r, p in zip(primary, holm([equivalence(r["values"], study.margin)["p"] for r in primary]), strict=True):
             r["p_equivalence_holm"] = p
+            tost = interval(r["values"], 1 - 2 * ALPHA)  # the two one-sided tests' interval, before Holm
+            r["tost_lo"], r["tost_hi"] = tost["lo"], tost["hi"]
             if r["verdict"] == "inconclusive" and p < ALPHA:
                 r["verdict"] = "no difference"
     return rows

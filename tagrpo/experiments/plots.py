@@ -71,7 +71,8 @@ def plot_map(runs: dict, bases: dict, k: int, path: str, title: str, knobs: tupl
 
 def plot_contrasts(rows: list[dict], path: str, title: str, show, margin: float | None = None) -> bool:
     """The primary contrasts as a forest: one line per contrast with two or more seeds, its mean difference and 95%
-    interval in pp, a line at 0 and, with ``margin`` (the study's equivalence margin), its band; ``show(setting)``
+    interval in pp, a line at 0 and, with ``margin`` (the study's equivalence margin), its band and each contrast's
+    90% interval (the two one-sided tests', before Holm: inside the band where they show equivalence); ``show(setting)``
     writes a setting. False (nothing written) when no contrast has two seeds yet."""
     import matplotlib
 
@@ -81,6 +82,7 @@ def plot_contrasts(rows: list[dict], path: str, title: str, show, margin: float 
     drawn = [r for r in rows if r["n"] > 1 and not math.isnan(r["mean"])]
     if not drawn:
         return False
+    tost = False
     fig, ax = plt.subplots(figsize=(8.0, 1.2 + 0.5 * len(drawn)))
     if margin:
         ax.axvspan(-100 * margin, 100 * margin, color="0.9", label=f"equivalence margin +-{100 * margin:g} pp")
@@ -90,6 +92,10 @@ def plot_contrasts(rows: list[dict], path: str, title: str, show, margin: float 
         name = f"{where}{label(r['arm'])} - {label(r['ref'])}, pass@{r['k']} ({_seeds(r['n'])})"
         ax.errorbar([100 * r["mean"]], [i], xerr=[[100 * (r["mean"] - r["lo"])], [100 * (r["hi"] - r["mean"])]],
                     fmt="o", capsize=3, color="black")
+        if margin and not math.isnan(r.get("tost_lo", math.nan)):  # the equivalence test's own interval
+            ax.plot([100 * r["tost_lo"], 100 * r["tost_hi"]], [i, i], color="tab:blue", lw=4, alpha=0.6,
+                    solid_capstyle="butt")
+            tost = True
         ax.text(100 * r["hi"], i, f"  {100 * r['mean']:+.1f} [{100 * r['lo']:+.1f}, {100 * r['hi']:+.1f}]",
                 va="center", fontsize=7)
         ax.annotate(name, (0, i), xycoords=("axes fraction", "data"), xytext=(-6, 0), textcoords="offset points",
@@ -99,7 +105,8 @@ def plot_contrasts(rows: list[dict], path: str, title: str, show, margin: float 
     left = 100 * min(min(r["lo"] for r in drawn), -(margin or 0), 0)
     right = 100 * max(max(r["hi"] for r in drawn), margin or 0, 0)
     ax.set_xlim(left - 0.05 * (right - left), right + 0.45 * (right - left))  # room for the numbers on the right
-    ax.set_xlabel("difference, pp (95% interval over paired seeds)")
+    ax.set_xlabel("difference, pp (black: 95% interval over paired seeds" +
+                  ("; blue: 90%, the equivalence test's, before Holm)" if tost else ")"))
     ax.grid(axis="x", alpha=0.3)
     if margin:
         ax.legend(fontsize=7, loc="lower right")

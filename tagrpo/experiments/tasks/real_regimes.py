@@ -38,13 +38,20 @@ def read_rephrased(path: str) -> dict[str, list[str]]:
 
 def training_rows(spec: dict, count: int) -> list[dict]:
     """``count`` training rows of the cell's regime in its seed's order: q0 in the group's form, the rephrasings by
-    rule (the other forms) or by model (``spec["rephrased"]``; a question with fewer than N keeps what it has)."""
-    q0 = spec["q0"]
-    rows = problem_rows("train", count, spec["seed"], spec.get("problem", "sum"), spec.get("top"))
+    rule (the other forms) or by model (``spec["rephrased"]``; a question with fewer than N keeps what it has). A
+    split smaller than ``count`` goes on with its problems again in another seeded order (ids ``...-e1``, ``-e2``:
+    a second epoch), as ``sum_problems.questions`` does."""
+    q0, problem, top = spec["q0"], spec.get("problem", "sum"), spec.get("top")
+    rows = problem_rows("train", None, spec["seed"], problem, top)
+    order, epoch = [(r, "") for r in rows[:count]], 1
+    while len(order) < count:
+        again = problem_rows("train", None, f"{spec['seed']}-epoch{epoch}", problem, top)
+        order += [(r, f"-e{epoch}") for r in again[:count - len(order)]]
+        epoch += 1
     made = read_rephrased(spec["rephrased"]) if spec.get("rephrasings") == "model" else None
-    return [{"id": r["id"], "prompt": r["forms"][q0], "answer": r["answer"],
+    return [{"id": r["id"] + tag, "prompt": r["forms"][q0], "answer": r["answer"],
              "rephrasings": made.get(r["id"], []) if made is not None else
-             [r["forms"][f] for f in FORMS if f != q0]} for r in rows]
+             [r["forms"][f] for f in FORMS if f != q0]} for r, tag in order]
 
 
 def prepare(study, args) -> tuple[dict, None]:
@@ -93,8 +100,11 @@ def cell(study, args, kind: str, split: str, regime, seed: int, arm: str | None 
 
 
 def premise_cells(study, args) -> list[tuple[dict, str]]:
-    """One per group of the regimes run: the base's accuracy in every form on validation problems."""
+    """One per group of the regimes run: the base's accuracy in every form on validation problems. A render also
+    reads every other declared group's (a design whose premise failed and that no regime uses any more)."""
     groups = dict.fromkeys(study.task_options["regimes"][r]["group"] for r in args.settings)
+    if args.render_only:
+        groups.update(dict.fromkeys(study.task_options["groups"]))
     return [(_base_spec(study, args, "premise", "validation", PREMISE_SEED, g),
              os.path.join(args.work_dir, "validation", f"seed{PREMISE_SEED}", g, "premise", "result.jsonl"))
             for g in groups]
@@ -132,11 +142,15 @@ arm_columns = sums.arm_columns
 def describe(study, args, data: dict) -> str:
     pairs = "/".join(str(v) for v in sum_problems.PAIR_SPLIT_SIZES.values())
     minus = "/".join(str(v) for v in sum_problems.MINUS_SPLIT_SIZES.values())
+    five = "/".join(str(len(problem_rows(k, problem="sum_minus_five"))) for k in ("train", "validation", "test"))
     three = "/".join(str(v) for v in sum_problems.THREE_SPLIT_SIZES.values())
     problems = {"sum": f"a + b, operands 0..{sum_problems.SIZE - 1}, split by unordered pair (train / validation / "
                        f"test pairs {pairs})",
                 "sum_minus": "a + b - c told as a story, a, b in 1..{top}, c at most b, split by {{a, b}} with c "
                              f"(train / validation / test {minus})",
+                "sum_minus_five": f"a + b - c told as a story, a, b in 1..{sum_problems.MINUS_FIVE_TOP}, c at most b, "
+                                  f"each {{{{a, b}}}} with c in every order that gives away at most what it got "
+                                  f"(train / validation / test problems {five})",
                 "sum_three": f"a + b + c told as a story, each in 1..{sum_problems.THREE_TOP}, at most "
                              f"{sum_problems.THREE_CAP} in all, split by {{{{a, b, c}}}} in every order (train / "
                              f"validation / test units {three})"}
