@@ -3,6 +3,7 @@ compute a setting that ended by design."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -37,9 +38,10 @@ def test_the_report_counts_questions_candidates_and_reasons_and_applies_the_decl
 
 
 def test_a_setting_that_ended_is_not_computed(tmp_path, capsys):
-    assert set(STUDY.ended) == {"reasoning"}  # model-made's second design goes on (its declaration)
+    assert STUDY.ended == {}  # model-made's second design goes on, the reasoning regime's fifth (its declaration)
+    ended = dataclasses.replace(STUDY, ended={"reasoning": "its premise failed"})  # as it was before the fifth
     args = run.StudyArgs(work_dir=str(tmp_path), out=str(tmp_path), settings=["reasoning"])
     with pytest.raises(SystemExit, match="every setting asked for has ended"):
-        run.execute(STUDY, args, [])
+        run.execute(ended, args, [])
     assert "not computed, ended by design: reasoning (its premise failed" in capsys.readouterr().out
     assert not (tmp_path / "invocations.jsonl").exists()  # nothing computed, nothing recorded

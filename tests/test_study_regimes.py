@@ -111,6 +111,7 @@ def test_a_training_split_smaller_than_the_rows_asked_for_comes_again_in_other_o
     assert sorted(r["id"] for r in rows[34:68]) == sorted(r["id"] + "-e1" for r in first)  # ... of the same problems
     assert len({r["id"] for r in rows}) == 128 and rows[-1]["id"].endswith("-e3")
     assert real_regimes.training_rows(spec, 5) == rows[:5]  # fewer rows than the split: the first epoch's
+    assert real_regimes.training_rows(spec, None) == rows[:34]  # None: the split once (the probe's training set)
 
 
 def test_the_sum_problems_keep_the_names_and_ids_their_cells_were_computed_with():

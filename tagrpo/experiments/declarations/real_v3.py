@@ -60,7 +60,8 @@ computed once per group and serve each of its regimes.
 
 - Settings: the second study's (``smollm_sums.V2``: one-example prompt in the chat template, 12 completion tokens, 4
   questions per step, two optimizer steps per generation batch, bf16 autocast), 32 generation steps: 1,024 rollouts
-  per arm and seed (TA-GRPO N = 3, G = 2; equal-sampling GRPO G = 8, its advantages over q0's first 2).
+  per arm and seed (TA-GRPO N = 3, G = 2; equal-sampling GRPO G = 8, its advantages over q0's first 2). The
+  reasoning regime the same with its template and 48 completion tokens (``smollm_sums.TWO_STEP``).
 - Sweep: each arm at 1e-5, 3e-5, 1e-4 per regime (equal-sampling once per group) on validation problems, two seeds,
   full length, the objective validation pass@1 + pass@8 on q0 (validation pass@1 reported beside it), ties to the
   smaller rate; edge rule 3e-6 / 3e-4.
@@ -78,7 +79,11 @@ computed once per group and serve each of its regimes.
 
 Budget, from v2's cells (10.2 min each on one core, 2 workers): natural and model-made about 66 cells (premise, 20
 sweep cells with edges, 40 test cells, 5 runner-up cells), about 5.6 hours of wall time on 2 cores; reasoning about
-48 longer cells (4x the completion tokens), about 8 hours. The cheapest regime (natural) runs first.
+48 longer cells (4x the completion tokens), about 8 hours. The cheapest regime (natural) runs first. The reasoning
+regime's fifth design, stated before its first arm (2026-12-07): its premise cell took 122 s for 240 samples (0.5 s a
+sample on one core); an arm cell, scaled from v2's profile (generation 20% of a step at 12 tokens, x4 at 48; the
+forwards and backward 80%, x1.4 for the longer rows), about 20 min on one core; 12 sweep cells and up to 4 edge
+cells, 20 test and 5 runner-up arm cells, 10 base cells of about 3 min: about 7 hours on 2 cores, over sessions.
 """
 
 from __future__ import annotations

@@ -36,13 +36,14 @@ def read_rephrased(path: str) -> dict[str, list[str]]:
     return {r["id"]: list(r.get("rephrasings") or []) for r in read_jsonl(path)}
 
 
-def training_rows(spec: dict, count: int) -> list[dict]:
+def training_rows(spec: dict, count: int | None) -> list[dict]:
     """``count`` training rows of the cell's regime in its seed's order: q0 in the group's form, the rephrasings by
     rule (the other forms) or by model (``spec["rephrased"]``; a question with fewer than N keeps what it has). A
     split smaller than ``count`` goes on with its problems again in another seeded order (ids ``...-e1``, ``-e2``:
-    a second epoch), as ``sum_problems.questions`` does."""
+    a second epoch), as ``sum_problems.questions`` does; ``None``: every problem once."""
     q0, problem, top = spec["q0"], spec.get("problem", "sum"), spec.get("top")
     rows = problem_rows("train", None, spec["seed"], problem, top)
+    count = len(rows) if count is None else count
     order, epoch = [(r, "") for r in rows[:count]], 1
     while len(order) < count:
         again = problem_rows("train", None, f"{spec['seed']}-epoch{epoch}", problem, top)
