@@ -3,7 +3,8 @@
     .venv/bin/python studies/forecast_vs_verdict.py      # writes studies/results/forecast_vs_verdict.{json,md}
 
 One row per point of the shipped regime map (``tagrpo/evaluation/regime_map.json``, ``tools/regime_map.py``): what
-``tagrpo probe`` measures on that regime's base (q0 all wrong in 8 samples, the rephrasings' mean shift) and what
+``tagrpo probe`` measures there (q0 all wrong in 8 samples, the rephrasings' mean shift: for a real point its
+committed probe run on the regime's training data, for an embedded one its base cells on test questions) and what
 TA-GRPO did against equal-sampling GRPO there (pass@1 and the study's largest k): raised or lowered (shown at Holm's
 5%), equivalent (the study's two one-sided tests) or undecided. Forecasts:
 
@@ -16,8 +17,9 @@ TA-GRPO did against equal-sampling GRPO there (pass@1 and the study's largest k)
   and without the points that share its base cells (the regimes of one group): what the rule would have said had
   the regime never been run. Computed after the fact from the map's numbers, not from a probe run;
 - for the second real study, ``tagrpo probe`` run on its task after the fact (``studies/real_study_v3_forecast.py
-  --regime v2``), when its file exists: its own advice (the map holds v2's point, so this checks that the probe
-  lands there) and its measurement placed by leave one out.
+  --regime v2``), when its file exists: its own advice when it ran, the advice its numbers get on the current map
+  (which holds v2's point, measured by this very run since real points are probe-measured: it must land there)
+  and its measurement placed by leave one out.
 
 A forecast *agrees* when the verdict shows what it expects at pass@1 on the same questions; it *misses* when the
 verdict shows otherwise; an undecided verdict leaves it *not confirmed*; "cannot tell" makes *no forecast*; a
@@ -70,17 +72,20 @@ def first_rule(path: Path) -> str | None:
 
 
 def same_base(a: dict, b: dict) -> bool:
-    """Whether two points were measured on the same base cells (the regimes of one group)."""
-    return a["source"] == b["source"] and a["measured"]["q0_all_wrong"] == b["measured"]["q0_all_wrong"]
+    """Whether two points share their base cells (the regimes of one group), whatever their probes measured."""
+    def base(p: dict) -> dict:
+        return p.get("measured_base", p["measured"])["q0_all_wrong"]
+
+    return a["source"] == b["source"] and base(a) == base(b)
 
 
-def leave_one_out(point: dict, regime: dict, measured: dict | None = None) -> dict:
+def leave_one_out(point: dict, regime: dict, measured: dict | None = None, keep: bool = False) -> dict:
     """The rule's placement of ``point``'s measurement (or ``measured``: a probe's ``q0_all_wrong``, ``mean_shift``)
-    on the map without it and the points that share its base."""
+    on the map without it and the points that share its base (``keep``: on the whole map, as the probe itself)."""
     m = point["measured"]
     shift = None if m.get("mean_shift") is None else m["mean_shift"]["mean"]
     s = {"q0_all_wrong": m["q0_all_wrong"]["mean"], "mean_shift": shift, "questions": MIN_QUESTIONS, **(measured or {})}
-    others = {**regime, "points": [p for p in regime["points"] if not same_base(p, point)]}
+    others = {**regime, "points": [p for p in regime["points"] if keep or not same_base(p, point)]}
     if s["mean_shift"] is None:  # no measured shift here: compare on the share alone, as the rule does for such a point
         s["mean_shift"] = 0.0
         others["points"] = [{**p, "measured": {**p["measured"], "mean_shift": None}} for p in others["points"]]
@@ -118,6 +123,7 @@ def probed_v2(point: dict, regime: dict) -> dict | None:
     probe = json.loads(path.read_text(encoding="utf-8"))
     numbers = {"q0_all_wrong": probe["q0_all_wrong"], "mean_shift": probe["mean_shift"]}
     return {"advice": expected(probe["conclusion"]), "file": V2_PROBE, **numbers,
+            "advice_now": leave_one_out(point, regime, numbers, keep=True)["expects"],
             "leave_one_out": leave_one_out(point, regime, numbers)}
 
 
@@ -178,8 +184,8 @@ def _committed(f: dict | None) -> str:
 def _probed(p: dict | None) -> str:
     if p is None:
         return "-"
-    return (f"{100 * p['q0_all_wrong']:.0f}%, {100 * p['mean_shift']:+.0f} pp: advice {p['advice']}; left one out "
-            f"{_forecast(p['leave_one_out'])}")
+    return (f"{100 * p['q0_all_wrong']:.0f}%, {100 * p['mean_shift']:+.0f} pp: advice {p['advice']} when run, "
+            f"{p['advice_now']} on the current map; left one out {_forecast(p['leave_one_out'])}")
 
 
 def tally(forecasts: list[dict | None]) -> str:
@@ -200,18 +206,19 @@ def markdown(data: dict) -> str:
         "# The probe's forecast against the verdict, every regime of both worlds", "",
         f"`python {data['generated_by']}`, from `{data['map']}`. TA-GRPO minus equal-sampling GRPO, pp [95% CI]: "
         "raised or lowered at Holm's 5%, equivalent by the study's two one-sided tests, else undecided. *The probe "
-        "there*: test questions with q0 all wrong in 8 samples, the rephrasings' mean shift against q0 (from the "
-        "study's base cells).", "",
+        "there*: questions with q0 all wrong in 8 samples, the rephrasings' mean shift against q0: a real regime's "
+        "from `tagrpo probe` on its training data (its committed run), an embedded one's from the study's base cells "
+        "on test questions.", "",
         markdown_table(["world", "regime", "seeds", "q0 all wrong", "shift", "committed forecast (before the verdict)",
                         "leave-one-out forecast (after the fact)", "the probe run on the task (after the fact)",
                         "pass@1", "pass@k"], rows), "",
         "*Committed*: `tagrpo probe` on the regime's base and training data, committed before its verdict (the third "
         "real study's regimes; the earlier studies predate the rule). *Leave one out*: the probe's placement rule on "
         "the regime's own numbers with its point, and the points sharing its base, removed from the map; computed "
-        "after the fact. *The probe run on the task*: its advice with the map as shipped (which holds the task's own "
-        "point), and its numbers left one out. A forecast agrees when the verdict shows what it expects at pass@1 on "
-        "the same questions, misses when it shows otherwise; an undecided verdict does not confirm it; 'cannot tell' "
-        "makes no forecast.", "",
+        "after the fact. *The probe run on the task*: its advice when it ran (on the map of then), its numbers placed "
+        "on the current map (which holds the task's own point, measured by that run), and left one out. A forecast "
+        "agrees when the verdict shows what it expects at pass@1 on the same questions, misses when it shows "
+        "otherwise; an undecided verdict does not confirm it; 'cannot tell' makes no forecast.", "",
         f"Leave one out, {tally([r['leave_one_out'] for r in data['rows']])}. Committed, "
         f"{tally([r['committed'] for r in data['rows']])}. The probe's first rule, committed before the arms, "
         f"{tally([(r['committed'] or {}).get('first_rule') for r in data['rows']])}.", ""])

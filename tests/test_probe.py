@@ -182,17 +182,21 @@ def test_costs_are_stated_per_arm(monkeypatch):
     assert "num_rephrasings=0 num_generations=32` (the same rollouts)" in s["conclusion"]
 
 
-def test_the_shipped_map_places_smollm2_on_sums_at_its_study(monkeypatch):
-    """benchmarks/results/probe_time.md: SmolLM2-135M-Instruct's probe of the sums had 57% of q0 all wrong and
-    rephrasings +16.6 pp (symbolic +34.0, words +4.8, narrative +11.1): within the rule's distance of real v2."""
+def test_the_shipped_map_places_a_probe_of_v2s_own_data_at_v2s_point(monkeypatch):
+    """A real point is measured by the probe of its own training data (studies/results/real_study_v2_probe: 68% of q0
+    all wrong, rephrasings +15.25 pp), so that probe lands on it. The first study's probe
+    (benchmarks/results/probe_time.md: 57%, +16.6 pp, another prompt and split) is 11 pp off: outside the rule."""
     shipped = json.loads(pr.MAP.read_text(encoding="utf-8"))
     (v2,) = [p for p in shipped["points"] if p["source"] == "studies/results/real_study_v2.json"]
-    probe = {"q0_all_wrong": 0.57, "mean_shift": (0.340 + 0.048 + 0.111) / 3}
-    assert pr._distance(probe, v2)["scaled"] <= 1.0
-    s = _summary(monkeypatch, LLM, hidden=110, regime={"points": [v2]})
+    own = json.loads((ROOT / "studies" / "results" / "real_study_v2_probe" / "probe.json").read_text())
+    assert pr._distance(own, v2)["scaled"] == pytest.approx(0.0, abs=1e-5)
+    assert v2["measured"]["on"] == "training questions" and v2["measured_base"]["on"] == "test questions"
+    assert pr._distance({"q0_all_wrong": 0.57, "mean_shift": (0.340 + 0.048 + 0.111) / 3}, v2)["scaled"] > 1.0
+    s = _summary(monkeypatch, LLM, hidden=136, reph=2, regime={"points": [v2]})  # 68% all wrong, shift +17 pp
     assert s["conclusion"].startswith("Expect TA-GRPO to raise pass@1")
     assert "raised pass@1 by 11.8 pp [6.6, 17.1]" in s["recommendation"][2] and "10 seeds, Holm-corrected" in \
         s["recommendation"][2]
+    assert "68.0% of training questions with q0 all wrong in 8 samples" in s["recommendation"][1]
 
 
 def _probe(tmp_path, *extra):

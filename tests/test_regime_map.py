@@ -112,3 +112,37 @@ def test_a_regime_short_of_its_declared_seeds_stays_off_the_map(tool, tmp_path, 
     regimes_on_map = {p["regime"].split(":")[0] for p in tool.build()["points"] if "v3" in p["source"]}
     assert regimes_on_map == {"regime model_made"}
     assert not tool.complete([], "real_v3") and tool.complete([{"n": 10}], "real_v3")
+
+
+def _probe_run(folder: Path, share: float, shift: float) -> None:
+    """A committed probe run of three questions: q0 0, 8 and 4 of 8 right; the rephrasings 8/0/0, 8/8/8, 0/0/0."""
+    folder.mkdir(parents=True)
+    records = [{"id": "a", "n": 8, "q0": 0, "rephrasings": [8, 0, 0]},
+               {"id": "b", "n": 8, "q0": 8, "rephrasings": [8] * 3},
+               {"id": "c", "n": 8, "q0": 4, "rephrasings": [0] * 3}]
+    (folder / "counts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    probe = {"n": 8, "q0_all_wrong": share, "mean_shift": shift, "shares": {"hidden": 1 / 3},
+             "config": {"temperature": 0.7}}
+    (folder / "probe.json").write_text(json.dumps(probe))
+
+
+def test_a_real_point_is_measured_by_its_committed_probe_run_and_keeps_its_base_cells_beside(tool, tmp_path,
+                                                                                          monkeypatch):
+    results = _scratch(tool, tmp_path, monkeypatch)
+    # by hand: q0 all wrong on 1 of 3 questions; shifts (8/3 - 0)/8 = 1/3, 0, (0 - 4)/8 = -1/2: mean -1/18
+    _probe_run(results / "real_study_v3_forecast" / "natural", 1 / 3, -1 / 18)
+    regimes = {"natural": {"group": "narrative", "rephrasings": "rule"},
+               "model_made": {"group": "narrative", "rephrasings": "model"}}
+    (results / "real_study_v3.json").write_text(json.dumps(_v3(regimes)))
+    built = tool.build()
+    v3 = {p["regime"].split(":")[0]: p for p in built["points"] if p["source"].endswith("real_study_v3.json")}
+    natural, made = v3["regime natural"], v3["regime model_made"]
+    assert natural["measured"]["q0_all_wrong"]["mean"] == pytest.approx(1 / 3, rel=1e-5)
+    assert natural["measured"]["mean_shift"]["mean"] == pytest.approx(-1 / 18, rel=1e-5)
+    assert natural["measured"]["on"] == "training questions" and natural["measured"]["questions"] == 3
+    assert natural["measured_base"]["q0_all_wrong"]["mean"] == pytest.approx((0.5 + 0.25) / 2, rel=1e-5)
+    assert "measured_base" not in made and made["measured"]["on"] == "test questions"  # no probe run: base cells
+    assert "studies/results/real_study_v3_forecast/natural/counts.jsonl" in built["sources"]
+    _probe_run(results / "real_study_v3_forecast" / "model_made", 0.5, -1 / 18)  # a probe.json its counts deny
+    with pytest.raises(ValueError, match="counts.jsonl does not give probe.json's numbers"):
+        tool.build()

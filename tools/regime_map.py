@@ -13,7 +13,15 @@ Each point is one measured setting: where it was measured (``world``: ``embedded
 - ``studies/results/real_study_v3.json`` when it exists: one point per regime (its verdicts' ``knob``) whose primary
   verdicts all have the declared 10 seeds; a regime still running, or without arms, is left out.
 
-``measured`` comes from each study's base cells (the ``results`` of the JSON, else the committed cells beside it):
+``measured`` is what ``tagrpo probe`` measured there. For a real point, the committed probe run on the regime's own
+training data (``PROBES``: at its training sampling, ``q0_all_wrong`` and ``mean_shift`` as ``probe.json`` has them,
+with 95% intervals over its questions), where one exists: measured the way a user's probe measures, so that a probe
+of the very data lands on its point. Before 2026-12-07 real points, like embedded ones, were measured on their base
+cells; on the three real regimes with both, the probe read 8-15 pp more questions with q0 all wrong (training
+temperature 0.7 on training questions against evaluation sampling on test ones: 68 against 53%, 32 against 24, 37
+against 24), so the probe of v2's own data landed 15 pp from v2's point. The base-cell numbers stay as
+``measured_base``. Otherwise ``measured`` comes from each study's base cells (the ``results`` of the JSON, else the
+committed cells beside it):
 ``q0_all_wrong``, the share of test questions whose q0 gets none of ``PROBE_N`` samples right (what the probe
 reports as hidden + unreachable; from counts of more samples, the unbiased hypergeometric estimate
 C(S - c, 8) / C(S, 8) per question), and ``mean_shift``, the rephrasing forms' mean pass rate minus q0's (the probe's
@@ -89,7 +97,36 @@ def measured(bases: list[dict], q0: str, rephrasings: tuple[str, ...] | None) ->
     return {"q0_all_wrong": _interval([all_wrong_at_probe_n(c["counts"], c["samples"]) for c in bases]),
             "q0_zero_share": _interval([sum(x == 0 for x in c["counts"]) / len(c["counts"]) for c in bases]),
             "samples": bases[0]["samples"], "questions": len(bases[0]["counts"]), "probe_n": PROBE_N,
-            "mean_shift": shift, "hidden": None, "how": HOW if shift is not None else HOW.split("; mean")[0]}
+            "on": "test questions", "mean_shift": shift, "hidden": None,
+            "how": HOW if shift is not None else HOW.split("; mean")[0]}
+
+
+PROBES = {("real_study_v2.json", None): "real_study_v2_probe"}  # else real_study_v3_forecast/<regime>
+PROBED_HOW = ("tagrpo probe on the regime's training data at its training sampling (probe.json; intervals over its "
+              "questions): q0 all wrong is hidden + unreachable, the mean shift its rephrasings' pass rate minus q0's")
+
+
+def probe_dir(source: str, regime) -> Path:
+    return ROOT / RESULTS / PROBES.get((source, regime), f"real_study_v3_forecast/{regime}")
+
+
+def probed(folder: Path) -> dict | None:
+    """``measured`` from a committed probe run (``probe.json`` and its per-question ``counts.jsonl``), or None."""
+    if not (folder / "probe.json").exists():
+        return None
+    from tagrpo.evaluation.probe_report import mean_shift
+
+    probe = json.loads((folder / "probe.json").read_text(encoding="utf-8"))
+    records = [json.loads(line) for line in (folder / "counts.jsonl").read_text(encoding="utf-8").splitlines()]
+    share = _interval([float(r["q0"] == 0) for r in records])
+    shift = _interval([(sum(r["rephrasings"]) / len(r["rephrasings"]) - r["q0"]) / r["n"] for r in records
+                       if r["rephrasings"]])
+    if abs(share["mean"] - probe["q0_all_wrong"]) > 1e-5 or abs(shift["mean"] - mean_shift(records)) > 1e-5:
+        raise ValueError(f"{folder}: counts.jsonl does not give probe.json's numbers")
+    return {"q0_all_wrong": share, "mean_shift": shift, "samples": probe["n"], "questions": len(records),
+            "probe_n": probe["n"], "hidden": _r(probe["shares"]["hidden"]), "on": "training questions",
+            "temperature": probe["config"].get("temperature"), "how": PROBED_HOW,
+            "probe": str(folder.relative_to(ROOT))}
 
 
 def contrasts(study: dict, knob) -> list[dict]:
@@ -110,10 +147,12 @@ def complete(verdicts: list[dict], declaration: str) -> bool:
 
 def _point(world, source, model, task, q0, arm, study, knob, bases, rephrasings, **extra) -> dict:
     verdicts = contrasts(study, knob)
+    base = measured(bases, q0, rephrasings)
+    probe = probed(probe_dir(source, knob)) if world == "real" else None
+    both = {"measured": probe, "measured_base": base} if probe is not None else {"measured": base}
     return {"world": world, "source": f"{RESULTS}/{source}", "model": model, "task": task, "q0_form": q0,
             **extra, "num_rephrasings": arm["num_rephrasings"], "num_generations": arm["num_generations"],
-            "seeds": max(v["n"] for v in verdicts), "measured": measured(bases, q0, rephrasings),
-            "contrasts": verdicts}
+            "seeds": max(v["n"] for v in verdicts), **both, "contrasts": verdicts}
 
 
 def _embedded_arm(cells_dir: str, knob: float) -> dict:
@@ -182,6 +221,8 @@ def build() -> dict:
     real = real_points()
     names = ["toy_regime_v2.json", "toy_capacity.json", "real_study_v2.json", "real_study_v3.json"]
     sources = {f"{RESULTS}/{n}": _sha256(ROOT / RESULTS / n) for n in names if (ROOT / RESULTS / n).exists()}
+    sources.update({f"{p['measured']['probe']}/{f}": _sha256(ROOT / p["measured"]["probe"] / f)
+                    for p in real if "probe" in p["measured"] for f in ("probe.json", "counts.jsonl")})
     return {"generated_by": "tools/regime_map.py", "sources": sources, "base_cells_sha256": cells,
             "contrast": "TA-GRPO - equal-sampling GRPO (the same rollouts per question)", "points": [*real, *embedded]}
 

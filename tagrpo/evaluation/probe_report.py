@@ -17,7 +17,10 @@ Placement rule, declared before the third real study's verdicts existed:
    of its rephrasings (their pass rate minus q0's, averaged over questions) against each point's, measured on the
    point's base model (``q0_all_wrong`` at 8 samples and ``mean_shift``). The share says how many questions leave
    GRPO's q0 group without signal; the shift says how much easier the rephrasings are, which is what a pool lends
-   q0. A point without a measured shift is compared on the share alone.
+   q0. A point without a measured shift is compared on the share alone. Changed 2026-12-07, before the reasoning
+   regime's verdict, which checks it: a real point is measured by ``tagrpo probe`` on its regime's training data
+   (the committed probe runs), as a user's probe measures, no longer on its base cells at evaluation sampling, which
+   read 8-15 pp fewer questions all wrong on the same regimes (``tools/regime_map.py``).
 3. Near. A point is near when both differences are within ``SHARE_GAP`` and ``SHIFT_GAP``; of the near points the
    nearest (the larger of the two differences, each divided by its gap) is the place, and the conclusion expects
    what TA-GRPO did there against equal-sampling GRPO at pass@1 (raised, lowered, no difference shown at Holm's
@@ -204,7 +207,8 @@ def conclusion(s: dict, regime: dict) -> str:
 def _point_numbers(point: dict) -> str:
     m = point["measured"]
     shift = "" if m.get("mean_shift") is None else f", rephrasings {100 * m['mean_shift']['mean']:+.1f} pp against q0"
-    return f"{_pct(m['q0_all_wrong']['mean'])} of test questions with q0 all wrong in {m['probe_n']} samples{shift}"
+    on = m.get("on", "test questions")
+    return f"{_pct(m['q0_all_wrong']['mean'])} of {on} with q0 all wrong in {m['probe_n']} samples{shift}"
 
 
 def recommend(s: dict, regime: dict) -> list[str]:
