@@ -273,6 +273,8 @@ def test_an_undecided_contrast_is_never_worded_as_no_difference():
     assert "undecided" in text and "no difference" not in text
     assert "no difference (equivalent" in summary([{**row, "verdict": "no difference", "p_equivalence_holm": 0.01}],
                                                   STUDY)
+    equivalent = {**row, "verdict": "no difference", "p_equivalence_holm": 0.01, "tost_lo": -0.021, "tost_hi": 0.034}
+    assert "equivalence test's Holm p 0.01, its 90% interval [-2.1, +3.4], 2 seeds" in summary([equivalent], STUDY)
 
 
 def _small_cells():

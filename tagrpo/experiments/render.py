@@ -70,9 +70,11 @@ def summary(rows: list[dict], study: Study) -> str:
         if r["n"] < 2:
             out.append(f"{what}: {pct(r, sign=True)} pp on one seed, no interval, no test.")
             continue
-        p = (f"equivalence test's Holm p {tables.p_text(r['p_equivalence_holm'])}, its 90% interval "
-             f"[{100 * r['tost_lo']:+.1f}, {100 * r['tost_hi']:+.1f}]" if r["verdict"] == "no difference"
-             else f"Holm p {tables.p_text(r['p_holm'])}")
+        p = f"Holm p {tables.p_text(r['p_holm'])}"
+        if r["verdict"] == "no difference":
+            p = f"equivalence test's Holm p {tables.p_text(r['p_equivalence_holm'])}"
+            if "tost_lo" in r:
+                p += f", its 90% interval [{100 * r['tost_lo']:+.1f}, {100 * r['tost_hi']:+.1f}]"
         out.append(f"{what}: {say[r['verdict']]} ({pct(r, sign=True)} pp, {p}, {r['n']} seeds).")
     return "\n".join(f"- {s}" for s in out)
 
