@@ -12,6 +12,7 @@ reward. Prints one line per design; the pilots run so far are in ``studies/resul
 """
 
 import argparse
+import itertools
 import random
 import time
 
@@ -39,8 +40,8 @@ def training_split(top: int | None = None):
     rows = [t for t in sum_problems.split_minus("train", 9, sum_problems.MINUS_SMALL_CAP,
                                                  sum_problems.MINUS_SMALL_SPLIT_SIZES)
             if top is None or max(t) <= top]
-    turn = iter(range(10 ** 6))
-    return lambda r: rows[next(turn) % len(rows)]
+    turn = itertools.cycle(rows)
+    return lambda r: next(turn)
 
 
 def story_minus(a: int, b: int, c: int, name: str, item: str) -> str:

@@ -114,14 +114,14 @@ def probed(folder: Path) -> dict | None:
     """``measured`` from a committed probe run (``probe.json`` and its per-question ``counts.jsonl``), or None."""
     if not (folder / "probe.json").exists():
         return None
-    from tagrpo.evaluation.probe_report import mean_shift
+    from tagrpo.data.jsonl import read_jsonl
+    from tagrpo.evaluation.probe_report import question_shifts
 
     probe = json.loads((folder / "probe.json").read_text(encoding="utf-8"))
-    records = [json.loads(line) for line in (folder / "counts.jsonl").read_text(encoding="utf-8").splitlines()]
+    records = read_jsonl(str(folder / "counts.jsonl"))
     share = _interval([float(r["q0"] == 0) for r in records])
-    shift = _interval([(sum(r["rephrasings"]) / len(r["rephrasings"]) - r["q0"]) / r["n"] for r in records
-                       if r["rephrasings"]])
-    if abs(share["mean"] - probe["q0_all_wrong"]) > 1e-5 or abs(shift["mean"] - mean_shift(records)) > 1e-5:
+    shift = _interval(question_shifts(records))
+    if abs(share["mean"] - probe["q0_all_wrong"]) > 1e-5 or abs(shift["mean"] - probe["mean_shift"]) > 1e-5:
         raise ValueError(f"{folder}: counts.jsonl does not give probe.json's numbers")
     return {"q0_all_wrong": share, "mean_shift": shift, "samples": probe["n"], "questions": len(records),
             "probe_n": probe["n"], "hidden": _r(probe["shares"]["hidden"]), "on": "training questions",

@@ -63,9 +63,14 @@ def is_toy_model(model: str) -> bool:
     return model in TOY_MODELS or os.path.realpath(str(model)) in shipped
 
 
+def question_shifts(records: list[dict]) -> list[float]:
+    """Per question with rephrasings, their mean pass rate minus q0's."""
+    return [(sum(r["rephrasings"]) / len(r["rephrasings"]) - r["q0"]) / r["n"] for r in records if r["rephrasings"]]
+
+
 def mean_shift(records: list[dict]) -> float:
     """Per question, the rephrasings' mean pass rate minus q0's, averaged over questions."""
-    shifts = [(sum(r["rephrasings"]) / len(r["rephrasings"]) - r["q0"]) / r["n"] for r in records if r["rephrasings"]]
+    shifts = question_shifts(records)
     return sum(shifts) / len(shifts) if shifts else 0.0
 
 
