@@ -163,3 +163,6 @@ def test_the_forest_draws_the_equivalence_tests_own_interval_where_the_study_has
     assert drawn == [([-2.0, 6.0], "tab:blue")] and "blue: 90%" in labels[-1]  # the row without one: none
     assert plot_contrasts([{**row, "tost_lo": -0.02, "tost_hi": 0.06}], str(tmp_path / "b.png"), "t", str)
     assert len(drawn) == 1 and "blue" not in labels[-1]  # no margin: no equivalence test to show
+    decided = {**row, "tost_lo": -0.02, "tost_hi": 0.06, "verdict": "reproduced"}
+    assert plot_contrasts([decided, {**decided, "verdict": "no difference"}], str(tmp_path / "c.png"), "t", str, 0.05)
+    assert len(drawn) == 2 and "blue: 90%" in labels[-1]  # only the contrast the superiority test left undecided

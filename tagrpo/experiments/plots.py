@@ -72,7 +72,8 @@ def plot_map(runs: dict, bases: dict, k: int, path: str, title: str, knobs: tupl
 def plot_contrasts(rows: list[dict], path: str, title: str, show, margin: float | None = None) -> bool:
     """The primary contrasts as a forest: one line per contrast with two or more seeds, its mean difference and 95%
     interval in pp, a line at 0 and, with ``margin`` (the study's equivalence margin), its band and each contrast's
-    90% interval (the two one-sided tests', before Holm: inside the band where they show equivalence); ``show(setting)``
+    90% interval (the two one-sided tests', before Holm: inside the band where they show equivalence) where the
+    superiority test left it undecided (a reproduced or refuted contrast needs no equivalence test); ``show(setting)``
     writes a setting. False (nothing written) when no contrast has two seeds yet."""
     import matplotlib
 
@@ -92,7 +93,8 @@ def plot_contrasts(rows: list[dict], path: str, title: str, show, margin: float 
         name = f"{where}{label(r['arm'])} - {label(r['ref'])}, pass@{r['k']} ({_seeds(r['n'])})"
         ax.errorbar([100 * r["mean"]], [i], xerr=[[100 * (r["mean"] - r["lo"])], [100 * (r["hi"] - r["mean"])]],
                     fmt="o", capsize=3, color="black")
-        if margin and not math.isnan(r.get("tost_lo", math.nan)):  # the equivalence test's own interval
+        undecided = r.get("verdict", "inconclusive") in ("inconclusive", "no difference")
+        if margin and undecided and not math.isnan(r.get("tost_lo", math.nan)):  # the equivalence test's interval
             ax.plot([100 * r["tost_lo"], 100 * r["tost_hi"]], [i, i], color="tab:blue", lw=4, alpha=0.6,
                     solid_capstyle="butt")
             tost = True
