@@ -16,10 +16,11 @@ TA-GRPO did against equal-sampling GRPO there (pass@1 and the study's largest k)
   points, any other model on the real ones) applied to the regime's own measurement on the map without its point
   and without the points that share its base cells (the regimes of one group): what the rule would have said had
   the regime never been run. Computed after the fact from the map's numbers, not from a probe run;
-- for the second real study, ``tagrpo probe`` run on its task after the fact (``studies/real_study_v3_forecast.py
-  --regime v2``), when its file exists: its own advice when it ran, the advice its numbers get on the current map
-  (which holds v2's point, measured by this very run since real points are probe-measured: it must land there)
-  and its measurement placed by leave one out.
+- for every real regime, the ``tagrpo probe`` run that measured its point (the committed forecast's run; for the
+  second real study, run on its task after the fact: ``studies/real_study_v3_forecast.py --regime v2``), when its
+  file exists: its own advice when it ran, the advice its numbers (and its question count) get on the current map,
+  which holds the regime's own point (measured by this very run: it lands there), and its measurement placed by
+  leave one out. The advice on the current map is what ``tagrpo probe`` tells a user of that model and data today.
 
 A forecast *agrees* when the verdict shows what it expects at pass@1 on the same questions; it *misses* when the
 verdict shows otherwise; an undecided verdict leaves it *not confirmed*; "cannot tell" makes *no forecast*; a
@@ -115,15 +116,20 @@ def committed(point: dict) -> dict | None:
             "q0_all_wrong": probe["q0_all_wrong"], "mean_shift": probe["mean_shift"]}
 
 
-def probed_v2(point: dict, regime: dict) -> dict | None:
-    """The probe run on the second study's task after the fact: its own advice, and its numbers left one out."""
-    path = ROOT / V2_PROBE
-    if not point["source"].endswith("real_study_v2.json") or not path.exists():
+def probed(point: dict, regime: dict) -> dict | None:
+    """The probe run that measured a real point (None: an embedded point, or no file): its own advice, the advice
+    its numbers get on the current map, and its numbers left one out."""
+    name = knob(point)
+    file = V2_PROBE if point["source"].endswith("real_study_v2.json") else None if name is None else \
+        FORECASTS.format(regime=name)
+    if file is None or not (ROOT / file).exists():
         return None
-    probe = json.loads(path.read_text(encoding="utf-8"))
-    numbers = {"q0_all_wrong": probe["q0_all_wrong"], "mean_shift": probe["mean_shift"]}
-    return {"advice": expected(probe["conclusion"]), "file": V2_PROBE, **numbers,
-            "advice_now": leave_one_out(point, regime, numbers, keep=True)["expects"],
+    probe = json.loads((ROOT / file).read_text(encoding="utf-8"))
+    numbers = {"q0_all_wrong": probe["q0_all_wrong"], "mean_shift": probe["mean_shift"],
+               "questions": probe["questions"]}
+    now = leave_one_out(point, regime, numbers, keep=True)
+    return {"advice": expected(probe["conclusion"]), "file": file, **numbers,
+            "advice_now": {**now, "subset": now["subset"] or "all"},
             "leave_one_out": leave_one_out(point, regime, numbers)}
 
 
@@ -153,9 +159,9 @@ def build() -> dict:
                "verdict": {"pass1": {**one, "shows": shows(one)},
                            "pass_k": None if wide is None else {**wide, "shows": shows(wide)}},
                "committed": committed(point), "leave_one_out": leave_one_out(point, regime),
-               "probed": probed_v2(point, regime)}
+               "probed": probed(point, regime)}
         for forecast in (row["committed"], (row["committed"] or {}).get("first_rule"), row["leave_one_out"],
-                         (row["probed"] or {}).get("leave_one_out")):
+                         *((row["probed"] or {}).get(k) for k in ("advice_now", "leave_one_out"))):
             if forecast is not None:
                 forecast["agreement"] = agreement(forecast, row["verdict"]["pass1"])
         rows.append(row)
@@ -184,8 +190,9 @@ def _committed(f: dict | None) -> str:
 def _probed(p: dict | None) -> str:
     if p is None:
         return "-"
-    return (f"{100 * p['q0_all_wrong']:.0f}%, {100 * p['mean_shift']:+.0f} pp: advice {p['advice']} when run, "
-            f"{p['advice_now']} on the current map; left one out {_forecast(p['leave_one_out'])}")
+    return (f"{100 * p['q0_all_wrong']:.0f}%, {100 * p['mean_shift']:+.0f} pp, {p['questions']} questions: advice "
+            f"{p['advice']} when run, {_forecast(p['advice_now'])} on the current map; left one out "
+            f"{_forecast(p['leave_one_out'])}")
 
 
 def tally(forecasts: list[dict | None]) -> str:
@@ -202,6 +209,7 @@ def markdown(data: dict) -> str:
              "-" if r["measured"]["mean_shift"] is None else f"{100 * r['measured']['mean_shift']:+.0f} pp",
              _committed(r["committed"]), _forecast(r["leave_one_out"]), _probed(r["probed"]),
              _shown(r["verdict"]["pass1"]), _shown(r["verdict"]["pass_k"])] for r in data["rows"]]
+    now = [(r["probed"] or {}).get("advice_now") for r in data["rows"]]
     return "\n".join([
         "# The probe's forecast against the verdict, every regime of both worlds", "",
         f"`python {data['generated_by']}`, from `{data['map']}`. TA-GRPO minus equal-sampling GRPO, pp [95% CI]: "
@@ -210,18 +218,20 @@ def markdown(data: dict) -> str:
         "from `tagrpo probe` on its training data (its committed run), an embedded one's from the study's base cells "
         "on test questions.", "",
         markdown_table(["world", "regime", "seeds", "q0 all wrong", "shift", "committed forecast (before the verdict)",
-                        "leave-one-out forecast (after the fact)", "the probe run on the task (after the fact)",
+                        "leave-one-out forecast (after the fact)", "the regime's probe run, then and now",
                         "pass@1", "pass@k"], rows), "",
         "*Committed*: `tagrpo probe` on the regime's base and training data, committed before its verdict (the third "
         "real study's regimes; the earlier studies predate the rule). *Leave one out*: the probe's placement rule on "
         "the regime's own numbers with its point, and the points sharing its base, removed from the map; computed "
-        "after the fact. *The probe run on the task*: its advice when it ran (on the map of then), its numbers placed "
-        "on the current map (which holds the task's own point, measured by that run), and left one out. A forecast "
+        "after the fact. *The regime's probe run* (the committed one; v2's after the fact): its advice when it ran "
+        "(on the map of then), the advice its numbers get on the current map (which holds the regime's own point, "
+        "measured by that run: what `tagrpo probe` tells a user there today), and left one out. A forecast "
         "agrees when the verdict shows what it expects at pass@1 on the same questions, misses when it shows "
         "otherwise; an undecided verdict does not confirm it; 'cannot tell' makes no forecast.", "",
         f"Leave one out, {tally([r['leave_one_out'] for r in data['rows']])}. Committed, "
         f"{tally([r['committed'] for r in data['rows']])}. The probe's first rule, committed before the arms, "
-        f"{tally([(r['committed'] or {}).get('first_rule') for r in data['rows']])}.", ""])
+        f"{tally([(r['committed'] or {}).get('first_rule') for r in data['rows']])}. The regimes' probe runs on "
+        f"the current map (each lands on its own point), {tally(now)}.", ""])
 
 
 def main() -> int:
