@@ -21,10 +21,9 @@ its script is this one at commit 937b32c.
 import argparse
 import os
 import subprocess
-import sys
 from collections import Counter
 
-from tagrpo.common.serving import wait_healthy
+from tagrpo.common.serving import start_transformers_serve, stop_server
 from tagrpo.data import sum_problems
 from tagrpo.data.jsonl import read_jsonl, write_jsonl
 from tagrpo.experiments.declarations.real_v3 import PILOT, REPHRASED, STUDY, TEMPLATES
@@ -38,15 +37,11 @@ N = 3
 
 
 def serve(model: str, log: str) -> subprocess.Popen:
-    cmd = [os.path.join(os.path.dirname(sys.executable), "transformers"), "serve", "--host", "127.0.0.1",
-           "--port", str(PORT), "--dtype", "float32", model]
-    print(" ".join(cmd[1:]) + " &", flush=True)
-    with open(log, "w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    if (why := wait_healthy(f"http://127.0.0.1:{PORT}", proc, 300)) is None:
-        return proc
-    proc.kill()
-    raise SystemExit(f"transformers serve {why}; its log: {log}")
+    print(f"transformers serve --host 127.0.0.1 --port {PORT} --dtype float32 {model} &", flush=True)
+    try:
+        return start_transformers_serve(model, PORT, log)
+    except RuntimeError as failed:
+        raise SystemExit(str(failed)) from None
 
 
 def counts(out: str, asked: int, n: int) -> dict:
@@ -123,8 +118,7 @@ def main() -> None:
     except RephraseFailed as failed:
         why = str(failed)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        stop_server(server)
     path = out.removesuffix(".jsonl") + ".md"
     with open(path, "w", encoding="utf-8") as f:
         f.write(report(out, questions, command, pilot, why))

@@ -54,3 +54,28 @@ def test_a_server_that_never_answers_times_out():
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_transformers_serve_is_started_with_its_arguments_and_stopped(tmp_path, monkeypatch):
+    """A stand-in ``transformers`` beside the interpreter: it records its argv, then serves /health on --port."""
+    import pytest
+
+    from tagrpo.common.serving import start_transformers_serve, stop_server
+
+    binary = tmp_path / "bin" / "transformers"
+    binary.parent.mkdir()
+    argv = tmp_path / "argv.txt"
+    binary.write_text(f"#!{sys.executable}\nimport sys\nopen({str(argv)!r}, 'w').write(' '.join(sys.argv[1:]))\n"
+                      + SERVER.replace("int(sys.argv[1])", "int(sys.argv[sys.argv.index('--port') + 1])"))
+    binary.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(binary.parent / "python"))
+    port = free_port()
+    proc = start_transformers_serve("/models/m", port, str(tmp_path / "serve.log"), 60)
+    try:
+        assert argv.read_text() == f"serve --host 127.0.0.1 --port {port} --dtype float32 /models/m"
+    finally:
+        stop_server(proc, 5)
+    assert proc.returncode is not None
+    binary.write_text("#!/bin/sh\nexit 3\n")
+    with pytest.raises(RuntimeError, match=r"transformers serve exited with 3; its log: .*serve.log"):
+        start_transformers_serve("/models/m", free_port(), str(tmp_path / "serve.log"), 60)

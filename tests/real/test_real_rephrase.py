@@ -4,13 +4,10 @@ SmolLM2-135M-Instruct on 127.0.0.1, started and stopped (by PID) by this module.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from tagrpo.common.serving import free_port, wait_healthy
+from tagrpo.common.serving import free_port, start_transformers_serve, stop_server
 from tagrpo.data.jsonl import read_jsonl
 from tagrpo.rephrase import RephraseConfig, run_rephrase
 from tagrpo.rephrase.checks import REASONS
@@ -21,22 +18,14 @@ from tagrpo.toy.world import question_rows
 @pytest.fixture(scope="module")
 def served(smollm2, tmp_path_factory):
     port, log = free_port(), tmp_path_factory.mktemp("serve") / "serve.log"
-    binary = Path(sys.executable).parent / "transformers"
-    cmd = [str(binary), "serve", "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", smollm2]
-    with open(log, "w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
-        if why := wait_healthy(url, proc, 180):
-            pytest.fail(f"transformers serve {why}: {log.read_text()[-2000:]}")
-        yield f"{url}/v1"
+        proc = start_transformers_serve(smollm2, port, str(log), 180)
+    except RuntimeError as failed:
+        pytest.fail(f"{failed}: {log.read_text()[-2000:]}")
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc, 20)
 
 
 def test_rephrase_against_transformers_serve(served, smollm2, tmp_path):
