@@ -1,5 +1,5 @@
-"""Does the few-shot templates' blank-line stop cost a small rephraser its candidates? A measurement for
-``configs/rephrase/few_shot.yaml``.
+"""Does the few-shot templates' blank-line stop cost a small rephraser its candidates, and does asking again
+(``tagrpo rephrase --attempts``) win them back? A measurement for ``configs/rephrase/few_shot.yaml``.
 
     .venv/bin/python studies/few_shot_stop.py                  # resumable: the caches are committed
     .venv/bin/python studies/few_shot_stop.py --render-only    # the table from the committed caches, no server
@@ -15,19 +15,25 @@ the regime's run (the default types and checks, temperature 0.7, 128 tokens, ``t
   "\\nRewritten problem:", "\\n\\n"]``. Its requests are the regime's own (the same cache keys), so its replies are
   taken from the regime's committed cache: the same samples, not drawn again;
 - ``no_blank_line_stop``: the same templates without the ``"\\n\\n"`` stop (``no_blank_line_stop.yaml``, written
-  here). A reply that goes on after its rewrite is still cut where it starts a next example (``\\nProblem:``).
+  here). A reply that goes on after its rewrite is still cut where it starts a next example (``\\nProblem:``);
+- ``three_attempts``: the regime's templates with ``--attempts 3``: a rejected rephrasing is asked again with another
+  seed, up to three requests in all (its first attempts are the regime's replies, reused as above).
 
 Writes ``studies/results/few_shot_stop/``: each variant's output, cache, rejections and summary, and
 ``few_shot_stop.{json,md}``: per variant candidates asked and accepted, rejections by reason, questions with N,
 fewer and none, completion tokens, and the time the new replies took (the first variant's are the regime's,
-reused: compare tokens, not times). One draw of the replies per variant (temperature 0.7): a difference of a
-few candidates is noise; the table gives each share with its 95% Wilson interval, and the replies are paired
-request by request (the same request to the same server).
+reused: compare tokens, not times). One reply per request (sent at temperature 0.7, decoded greedily: see below);
+the table gives each share with its 95% Wilson interval, and the replies are paired request by request (the same
+request to the same server).
 
 Result (2026-12-07, ``studies/results/few_shot_stop/few_shot_stop.md``): the guess is refuted. The 64 empty replies
 are the label and the model's end of turn under both variants; without the stop, 9 accepted rewrites became
 rejections (a reply that went on past its blank line) and none was gained, at 42% more completion tokens. The
-shipped templates keep the stop.
+shipped templates keep the stop. Asking again gained nothing either: every one of the 135 rejected rephrasings got
+the same reply word for word on its second and third attempt, because the server did not sample. ``transformers
+serve`` (5.25) samples only when the model's ``generation_config.json`` sets ``do_sample``, and SmolLM2-135M-Instruct's
+does not: it decoded greedily, whatever temperature and seed were sent. So did the model-made regime's run, declared
+at temperature 0.7. ``tagrpo rephrase`` now says so in a warning when a request asked again gets the same reply.
 """
 
 import argparse
@@ -49,7 +55,8 @@ from tagrpo.rephrase import RephraseConfig, run_rephrase
 OUT = "studies/results/few_shot_stop"
 QUESTIONS = 66  # a third of the regime's 197 training questions
 N = 3
-VARIANTS = ("blank_line_stop", "no_blank_line_stop")
+VARIANTS = ("blank_line_stop", "no_blank_line_stop", "three_attempts")
+ATTEMPTS = {"three_attempts": 3}  # requests per planned rephrasing (tagrpo rephrase --attempts); 1 elsewhere
 LABEL = "Rewritten problem:"  # the few-shot templates' last line
 
 
@@ -64,7 +71,7 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 def templates_of(variant: str) -> str:
     """The templates file of ``variant`` (the second written here from the first)."""
-    if variant == "blank_line_stop":
+    if variant != "no_blank_line_stop":
         return TEMPLATES
     with open(TEMPLATES, encoding="utf-8") as f:
         data = yaml.safe_load(f)
@@ -77,21 +84,21 @@ def templates_of(variant: str) -> str:
 
 
 def counts(out: str, ids: set[str]) -> dict:
-    """Candidates asked and accepted (a duplicate of an accepted one counts once), rejections by reason, questions
-    with N, fewer and none, completion tokens: from the variant's cache, on ``ids`` only."""
+    """On ``ids`` only: planned rephrasings (``asked``: N per question) and what ``tagrpo rephrase`` wrote of them
+    (accepted; the final rejections by reason, a repeat of an accepted one among them; questions with N, fewer and
+    none), and from the cache every reply (``replies``: with more attempts, more than planned) and their tokens."""
+    rows = [r for r in read_jsonl(out) if r["id"] in ids]
+    got = [len(r["rephrasings"]) for r in rows] + [0] * (len(ids) - len(rows))
     replies = [r for r in read_jsonl(out + ".cache.jsonl") if r["id"] in ids]
-    kept: dict[str, set[str]] = {}
-    for r in replies:
-        if r["accepted"]:
-            kept.setdefault(r["id"], set()).add(r["text"])
-    full = sum(len(v) >= N for v in kept.values())
     with open(out + ".summary.json", encoding="utf-8") as f:
         summary = json.load(f)
-    return {"asked": len(ids) * N, "replies": len(replies), "accepted": sum(map(len, kept.values())), "full": full,
-            "fewer": len(kept) - full, "none": len(ids) - len(kept),
-            "reasons": dict(Counter(r["reason"] for r in replies if not r["accepted"])),
+    return {"asked": len(ids) * N, "replies": len(replies), "accepted": sum(got), "full": got.count(N),
+            "fewer": sum(0 < g < N for g in got), "none": got.count(0),
+            "reasons": dict(Counter(r["reason"] for r in read_jsonl(out + ".rejected.jsonl") if r["id"] in ids)),
             "completion_tokens": sum(r["usage"][1] for r in replies if r.get("usage")),
-            "new_results": summary["new_results"], "request_phase_s": summary["request_phase_s"]}
+            "new_results": summary["new_results"], "request_phase_s": summary["request_phase_s"],
+            "accepted_later": summary.get("accepted_on_a_later_attempt", 0),
+            "same_reply": summary.get("same_reply_on_a_later_attempt", 0)}
 
 
 def paired(first: str, second: str, ids: set[str]) -> dict:
@@ -111,7 +118,7 @@ def paired(first: str, second: str, ids: set[str]) -> dict:
 
 
 def markdown(data: dict) -> str:
-    rows, p = [], data["paired"]
+    rows, p, a = [], data["paired"], "three_attempts"
     for name, c in data["variants"].items():
         lo, hi = wilson(c["accepted"], c["asked"])
         empty = c["reasons"].get("empty", 0)
@@ -122,7 +129,7 @@ def markdown(data: dict) -> str:
                      f"{c['request_phase_s']:.0f}, {c['new_results']}" if c["new_results"] else
                      "reused (the regime's replies)"])
     return "\n".join([
-        "# The few-shot templates' blank-line stop", "",
+        "# The few-shot templates on SmolLM2-135M-Instruct: the blank-line stop, and asking again", "",
         f"`{data['command']}`: the first {data['questions']} training questions of the model-made regime, N = {N}, "
         f"SmolLM2-135M-Instruct served by `transformers serve` on this CPU ({data['machine']}). Design and caveats: "
         "the script's docstring. One draw per variant.", "",
@@ -130,11 +137,14 @@ def markdown(data: dict) -> str:
                         "questions with N / fewer / none", "completion tokens", "new replies: s, how many"],
                        rows), "",
         f"Paired, request by request ({p['requests']}): the replies agree up to their first blank line in "
-        f"{p['same_first_paragraph']} (the server drew the same sample for the same request), so the variants "
-        f"differ only in what follows it. Accepted with the blank-line stop only: {p['accepted_first_only']}; "
+        f"{p['same_first_paragraph']} (the server decodes greedily: the same request gets the same reply), so the "
+        f"variants differ only in what follows it. Accepted with the blank-line stop only: {p['accepted_first_only']}; "
         f"without it only: {p['accepted_second_only']}. Empty under both: {p['empty_both']}, of which "
         f"{p['label_only_both']} are the template's label `{LABEL}` and nothing more under both, the same reply "
-        "with or without the stop: the model ended its turn there.", ""])
+        "with or without the stop: the model ended its turn there.", ""] + ([
+        f"Asked again (`{a}`): {data['variants'][a]['accepted_later']} rephrasings accepted on a later attempt; "
+        f"{data['variants'][a]['same_reply']} later attempts got the same reply word for word as the one before "
+        "(a server that does not sample: see the script's docstring).", ""] if a in data["variants"] else []))
 
 
 def main() -> None:
@@ -147,9 +157,10 @@ def main() -> None:
     questions = [{"id": r["id"], "prompt": r["forms"][group["q0"]], "answer": r["answer"]} for r in rows]
     data = write_jsonl(os.path.join("outputs", "few_shot_stop", "questions.jsonl"), questions)
     ids = {q["id"] for q in questions}
-    first = os.path.join(OUT, f"{VARIANTS[0]}.jsonl")
-    if not os.path.exists(first + ".cache.jsonl"):  # the regime's replies to these very requests
-        write_jsonl(first + ".cache.jsonl", [r for r in read_jsonl(REPHRASED + ".cache.jsonl") if r["id"] in ids])
+    for variant in ("blank_line_stop", "three_attempts"):  # their first attempts: the regime's very requests
+        cache = os.path.join(OUT, f"{variant}.jsonl.cache.jsonl")
+        if not os.path.exists(cache):
+            write_jsonl(cache, [r for r in read_jsonl(REPHRASED + ".cache.jsonl") if r["id"] in ids])
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # the server's torch: one thread beside other work
     model, port, server = None if render_only else fetch_model("smollm2-135m"), free_port(), None
     if model:
@@ -158,7 +169,7 @@ def main() -> None:
         for variant in VARIANTS if server else ():
             cfg = RephraseConfig(data=data, n=N, base_url=f"http://127.0.0.1:{port}/v1", model=model,
                                  out=os.path.join(OUT, f"{variant}.jsonl"), templates_file=templates_of(variant),
-                                 max_tokens=128, concurrency=4, timeout_s=600)
+                                 max_tokens=128, concurrency=4, timeout_s=600, attempts=ATTEMPTS.get(variant, 1))
             run_rephrase(cfg)
     finally:
         if server:
@@ -168,14 +179,15 @@ def main() -> None:
     if os.path.exists(path):  # a rerun reuses every reply: keep the time of the run that drew them
         with open(path, encoding="utf-8") as f:
             before = json.load(f)["variants"]
-    variants = {v: counts(os.path.join(OUT, f"{v}.jsonl"), ids) for v in VARIANTS}
+    variants = {v: counts(os.path.join(OUT, f"{v}.jsonl"), ids) for v in VARIANTS  # those run so far
+                if os.path.exists(os.path.join(OUT, f"{v}.jsonl.summary.json"))}
     for v, c in variants.items():
         if not c["new_results"] and before.get(v, {}).get("new_results"):
             c["new_results"], c["request_phase_s"] = before[v]["new_results"], before[v]["request_phase_s"]
     m = machine(("torch", "transformers"))
     result = {"command": "python studies/few_shot_stop.py", "questions": len(questions), "n": N,
               "machine": f"{m['cpu']}, {m['cpus']} cores, load {m['load_average_1m']}",
-              "variants": variants, "paired": paired(*(os.path.join(OUT, f"{v}.jsonl") for v in VARIANTS), ids)}
+              "variants": variants, "paired": paired(*(os.path.join(OUT, f"{v}.jsonl") for v in VARIANTS[:2]), ids)}
     with open(path, "w", encoding="utf-8") as f:
         json.dump(result, f, indent=1)
     with open(os.path.join(OUT, "few_shot_stop.md"), "w", encoding="utf-8") as f:

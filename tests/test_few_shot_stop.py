@@ -29,7 +29,7 @@ def test_wilson_by_hand(script):
 def test_the_variant_drops_the_blank_line_stop_and_nothing_else(script, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     monkeypatch.setattr(script, "OUT", str(tmp_path))
-    assert script.templates_of("blank_line_stop") == script.TEMPLATES
+    assert script.templates_of("blank_line_stop") == script.templates_of("three_attempts") == script.TEMPLATES
     with open(script.TEMPLATES, encoding="utf-8") as f:
         shipped = yaml.safe_load(f)
     with open(script.templates_of("no_blank_line_stop"), encoding="utf-8") as f:
@@ -38,19 +38,20 @@ def test_the_variant_drops_the_blank_line_stop_and_nothing_else(script, tmp_path
     assert {k: v for k, v in variant.items() if k != "stop"} == {k: v for k, v in shipped.items() if k != "stop"}
 
 
-def test_counts_read_the_cache_on_the_asked_questions_only(script, tmp_path):
+def test_counts_read_what_rephrase_wrote_on_the_asked_questions_only(script, tmp_path):
     out = str(tmp_path / "v.jsonl")
-    replies = [("q1", True, None, "A?"), ("q1", True, None, "A?"), ("q1", False, "empty", ""),  # a duplicate
-               ("q2", False, "question", "7"), ("q2", False, "empty", ""), ("q2", False, "numbers", "B?"),
-               ("q3", True, None, "C?")]  # q3 not asked
-    with open(out + ".cache.jsonl", "w", encoding="utf-8") as f:
-        for i, accepted, reason, text in replies:
-            f.write(json.dumps({"id": i, "accepted": accepted, "reason": reason, "text": text, "usage": [9, 2]}) + "\n")
+    rows = [{"id": "q1", "rephrasings": ["A?"]}, {"id": "q2", "rephrasings": []}, {"id": "q3", "rephrasings": ["C?"]}]
+    rejected = [{"id": "q1", "reason": "duplicate"}, {"id": "q1", "reason": "empty"}, {"id": "q2", "reason": "empty"},
+                {"id": "q2", "reason": "question"}, {"id": "q2", "reason": "numbers"}, {"id": "q3", "reason": "empty"}]
+    replies = [{"id": i, "usage": [9, 2]} for i in ("q1", "q1", "q1", "q1", "q2", "q2", "q2", "q3")]  # q1: again
+    for path, lines in ((out, rows), (out + ".rejected.jsonl", rejected), (out + ".cache.jsonl", replies)):
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(r) + "\n" for r in lines)
     with open(out + ".summary.json", "w", encoding="utf-8") as f:
-        json.dump({"new_results": 6, "request_phase_s": 12.5}, f)
-    c = script.counts(out, {"q1", "q2"})
-    assert (c["asked"], c["replies"], c["accepted"], c["full"], c["fewer"], c["none"]) == (6, 6, 1, 0, 1, 1)
-    assert c["reasons"] == {"empty": 2, "question": 1, "numbers": 1} and c["completion_tokens"] == 12
+        json.dump({"new_results": 7, "request_phase_s": 12.5}, f)
+    c = script.counts(out, {"q1", "q2", "q4"})  # q4: asked, never written
+    assert (c["asked"], c["replies"], c["accepted"], c["full"], c["fewer"], c["none"]) == (9, 7, 1, 0, 1, 2)
+    assert c["reasons"] == {"duplicate": 1, "empty": 2, "question": 1, "numbers": 1} and c["completion_tokens"] == 14
 
 
 def test_the_committed_table_is_its_json_rendered(script):

@@ -174,6 +174,7 @@ def test_rule_backend_rephrases_the_toy_world_through_main(tmp_path, capsys):
             "template_hash": row["rephrasing_provenance"][1]["template_hash"],
             "checks_passed": ["nonempty", "changed", "parse", "solver"],
             "solver": "toy-world-rules",
+            "attempt": 1,
         }
     capsys.readouterr()
     math_rows = tmp_path / "math_rows.jsonl"
@@ -291,6 +292,48 @@ def test_two_equal_rephrasings_of_one_question_keep_only_the_first(tmp_path, ser
     rejected = read_jsonl(str(out) + ".rejected.jsonl")
     detail = "same text as the accepted paraphrase rephrasing"
     assert {(r["type"], r["detail"]) for r in rejected} == {("format", detail)}
+
+
+def test_a_rejected_rephrasing_is_asked_again_with_another_seed_up_to_attempts(tmp_path, server):
+    lead = {"paraphrase": "Say: ", "rename": "", "format": "Listed: "}
+
+    def responder(record):  # q0's format is rejected on its first attempt only, q1's on every attempt
+        attempt = record["body"]["seed"] // 1000
+        if record["type"] == "format" and (record["id"] == "q1" or attempt == 0):
+            return "Tom has 99 apples. How many?"  # a number the question does not have
+        return lead[record["type"]] + rename(question_of(record["body"]))
+
+    server.responder = responder
+    out = tmp_path / "o.jsonl"
+    cfg = dict(data=write_rows(tmp_path / "rows.jsonl", 2), n=3, base_url=server.url, model="stub", out=str(out))
+    summary = run_rephrase(RephraseConfig(**cfg, attempts=3))
+    seeds = {(q, t): [r["body"]["seed"] for r in server.requests if (r["id"], r["type"]) == (q, t)]
+             for q in ("q0", "q1") for t in TYPES}
+    assert seeds[("q0", "format")] == [0, 1000] and seeds[("q1", "format")] == [0, 1000, 2000]
+    assert all(len(v) == 1 for k, v in seeds.items() if k[1] != "format") and summary["requests"] == 9
+    assert summary["accepted"] == 5 and summary["rejected_by_reason"] == {"numbers": 1}
+    assert summary["attempts"] == 3 and summary["accepted_on_a_later_attempt"] == 1
+    rows = load_questions(str(out))
+    assert [p["attempt"] for p in rows[0]["rephrasing_provenance"]] == [1, 1, 2]
+    (rejected,) = read_jsonl(str(out) + ".rejected.jsonl")
+    assert (rejected["id"], rejected["type"], rejected["attempts"]) == ("q1", "format", 3)
+    again = run_rephrase(RephraseConfig(**cfg, attempts=3))  # resumed: every attempt is in the cache
+    assert again["requests"] == 0 and again["from_cache"] == 9 and load_questions(str(out)) == rows
+    once = run_rephrase(RephraseConfig(**cfg))  # one attempt: the first attempts' keys, as before attempts existed
+    assert once["requests"] == 0 and once["from_cache"] == 6 and once["accepted"] == 4
+    assert summary["same_reply_on_a_later_attempt"] == 2  # q1's format: the same wrong number three times
+    with pytest.raises(Exception, match="attempts must be >= 1"):
+        RephraseConfig(**cfg, attempts=0)
+
+
+def test_a_server_that_answers_every_seed_alike_is_named_in_a_warning(tmp_path, server, caplog):
+    server.responder = lambda record: "Tom has 99 apples. How many?" if record["type"] == "format" else \
+        "Say: " + rename(question_of(record["body"]))  # ignores the seed, as a greedy server does
+    summary = run_rephrase(RephraseConfig(data=write_rows(tmp_path / "rows.jsonl", 2), n=3, base_url=server.url,
+                                          model="stub", out=str(tmp_path / "o.jsonl"), attempts=2))
+    assert summary["requests"] == 8 and summary["same_reply_on_a_later_attempt"] == 2
+    assert "2 requests asked again with another seed got the same reply word for word" in caplog.text
+    assert '"do_sample": true' in caplog.text
 
 
 def test_only_known_prices_are_charged(tmp_path):

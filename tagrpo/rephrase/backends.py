@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from tagrpo.common.errors import InputError
 from tagrpo.common.registry import Registry
 from tagrpo.rephrase.checks import CheckResult
-from tagrpo.rephrase.protocol import Budget, Completion, Emit, Request
+from tagrpo.rephrase.protocol import ATTEMPT_SEED, Budget, Completion, Emit, Request
 
 logger = logging.getLogger(__name__)
 DUMMY_KEY = "EMPTY"
@@ -63,15 +63,16 @@ class TransformersBackend:
             return self._tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return "\n\n".join(m["content"] for m in messages) + "\n\n"
 
-    def generate(self, batch: list[list[dict[str, str]]]) -> list[Completion]:
-        """Completions of a batch of chat message lists (``tagrpo.generation.generate_batch``)."""
+    def generate(self, batch: list[list[dict[str, str]]], attempt: int = 0) -> list[Completion]:
+        """Completions of a batch of chat message lists (``tagrpo.generation.generate_batch``), seeded by the
+        attempt its requests are (a request asked again draws another sample)."""
         import torch
 
         from tagrpo.generation import generate_batch
 
         if self._lm is None:
             self._load()
-        torch.manual_seed(self.seed)
+        torch.manual_seed(self.seed + ATTEMPT_SEED * attempt)
         prompts = [self._prompt(m) for m in batch]
         rows = generate_batch(self._lm, self._tok, prompts, 1, self.temperature, 1.0, self.max_tokens)
         return [Completion(*row[0]) for row in rows]
@@ -85,7 +86,7 @@ class TransformersBackend:
                 batch.append(request)
             if not batch:
                 return
-            completions = await asyncio.to_thread(self.generate, [r.messages for r in batch])
+            completions = await asyncio.to_thread(self.generate, [r.messages for r in batch], batch[0].attempt)
             for request, completion in zip(batch, completions, strict=True):
                 emit(request, completion, None)
 

@@ -38,7 +38,7 @@ import time
 from collections.abc import Sequence
 from urllib.parse import quote
 
-from tagrpo.rephrase.protocol import Budget, Completion, Emit, Request, official_api
+from tagrpo.rephrase.protocol import ATTEMPT_SEED, Budget, Completion, Emit, Request, official_api
 
 logger = logging.getLogger(__name__)
 JOB_HEADER = "X-TAGRPO-Job"
@@ -169,7 +169,7 @@ class OpenAIBackend:
         if request.stop:
             params["stop"] = list(request.stop)
         if self.seed is not None:
-            params["seed"] = self.seed + request.variant
+            params["seed"] = self.seed + request.variant + ATTEMPT_SEED * request.attempt
         return params
 
     def _classify(self, err: Exception) -> tuple[bool, float | None, str]:

@@ -45,6 +45,8 @@ class RephraseConfig:
     )
     concurrency: int = helped(32, "requests in flight at once (transformers: the batch size)")
     max_retries: int = helped(6, "retries per request on 429, 5xx, timeouts and malformed replies")
+    attempts: int = helped(1, "requests per planned rephrasing: one the checks reject is asked again (another "
+                              "sample), up to this many in all")
     timeout_s: float = helped(120.0, "seconds before a request times out")
     max_requests: int | None = helped(None, "stop issuing requests after this many in this run (retries count)")
     max_cost: float | None = helped(None, "stop issuing requests once this run has spent this many dollars")
@@ -81,8 +83,8 @@ class RephraseConfig:
         check_mode("token_limit_param", self.token_limit_param, TOKEN_LIMIT_PARAMS)
         type_plan(self.n, self.types)
         check_out_path(self.out)
-        if self.concurrency < 1 or self.max_retries < 0:
-            raise InputError("concurrency must be >= 1 and max_retries >= 0")
+        if self.concurrency < 1 or self.max_retries < 0 or self.attempts < 1:
+            raise InputError("concurrency and attempts must be >= 1 and max_retries >= 0")
         if not 0 < self.min_length_ratio <= self.max_length_ratio:
             raise InputError(
                 f"need 0 < min_length_ratio <= max_length_ratio, got {self.min_length_ratio}, {self.max_length_ratio}"

@@ -31,6 +31,10 @@ class Request:
     text: str
     messages: list[dict[str, str]]
     stop: tuple[str, ...] = ()  # where the reply ends (a server that honours ``stop`` ends it there)
+    attempt: int = 0  # 0: the first request of its planned rephrasing; k: its k-th new request after a rejection
+
+
+ATTEMPT_SEED = 1000  # the sampling seed of attempt k is the first's plus k times this: another sample, reproducibly
 
 
 @dataclass

@@ -97,6 +97,11 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
         f" accepted rephrasings, {summary['short_questions']} with fewer (the trainer's short_rephrasings fills"
         " them)"
     )
+    if summary.get("attempts", 1) > 1:
+        console.print(
+            f"up to {summary['attempts']} requests per planned rephrasing: {summary['accepted_on_a_later_attempt']}"
+            " accepted after a rejected one; the rejections left are the last attempt's"
+        )
     if summary.get("renaming_replaced"):
         console.print(
             f"{summary['renaming_replaced']} questions have no variable or name to rename: their renaming slot asked"

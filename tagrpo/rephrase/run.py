@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import itertools
 import logging
 import time
 from dataclasses import dataclass
@@ -66,6 +67,7 @@ class Slot:
     variant: int
     thash: str
     key: str
+    attempt: int = 0  # how many requests for it were rejected before this one
 
 
 class _Run:
@@ -86,8 +88,7 @@ class _Run:
         self.slots: list[list[Slot]] = []
         for row, row_plan in zip(rows, plans, strict=True):
             qhash = text_hash(row["prompt"])  # a question edited under the same id is rephrased anew
-            keys = [cache_key(row["id"], t, v, self.hashes[t], backend.model, qhash) for t, v in row_plan]
-            self.slots.append([Slot(row, t, v, self.hashes[t], k) for (t, v), k in zip(row_plan, keys, strict=True)])
+            self.slots.append([Slot(row, t, v, self.hashes[t], self.key(row, t, v, qhash)) for t, v in row_plan])
         self.cache = ResultCache(cfg.cache_path)
         price_in, price_out = cfg.prices or (0.0, 0.0)
         self.budget = Budget(cfg.max_requests, cfg.max_cost, price_in, price_out, priced=cfg.prices is not None)
@@ -98,6 +99,36 @@ class _Run:
         self.from_cache = sum(s.key in self.cache for row in self.slots for s in row)
         self.slot_of = {s.key: s for row in self.slots for s in row}
         self.rows_by_id = {str(r["id"]): r for r in rows}
+
+    def key(self, row: dict, transform: str, variant: int, qhash: str, attempt: int = 0) -> str:
+        """The cache key of one request (the first attempt's key has no attempt part: caches from before stay)."""
+        more = (attempt,) if attempt else ()
+        return cache_key(row["id"], transform, variant, self.hashes[transform], self.backend.model, qhash, *more)
+
+    def ask_again(self) -> int:
+        """Replace each planned rephrasing whose current reply is rejected, and that has attempts left, by its next
+        attempt; returns how many were replaced."""
+        again = 0
+        for row in self.slots:
+            for i, s in enumerate(row):
+                if s.attempt + 1 < self.cfg.attempts and self.outcome(s)[0] == "rejected":
+                    key = self.key(s.row, s.transform, s.variant, text_hash(s.row["prompt"]), s.attempt + 1)
+                    row[i] = self.slot_of[key] = Slot(s.row, s.transform, s.variant, s.thash, key, s.attempt + 1)
+                    self.from_cache += key in self.cache
+                    again += 1
+        return again
+
+    def repeated(self) -> int:
+        """Later attempts whose reply is word for word the one before it: a server that does not sample (for
+        ``transformers serve``, a model whose generation config lacks ``do_sample``) answers a new seed alike."""
+        same = 0
+        for row in self.slots:
+            for s in row:
+                qhash = text_hash(s.row["prompt"])
+                raws = [(self.cache.get(self.key(s.row, s.transform, s.variant, qhash, a)) or {}).get("raw")
+                        for a in range(s.attempt + 1)]
+                same += sum(a is not None and a == b for a, b in itertools.pairwise(raws))
+        return same
 
     def check(self, slot: Slot, text: str):
         if self.spec.check is not None:
@@ -152,7 +183,7 @@ class _Run:
                     await self.cache.stop()
                     self.request_s += time.perf_counter() - began
 
-    def rephrase_requests(self) -> list[Request]:
+    def rephrase_requests(self, attempt: int = 0) -> list[Request]:
         return [
             Request(
                 s.key,
@@ -163,10 +194,11 @@ class _Run:
                 s.row["prompt"],
                 self.messages(s.row, s.transform),
                 self.stop,
+                s.attempt,
             )
             for row in self.slots
             for s in row
-            if s.key not in self.cache
+            if s.attempt == attempt and s.key not in self.cache
         ]
 
     def emit_rephrase(self, request: Request, completion: Completion) -> dict:
@@ -253,20 +285,24 @@ def run_rephrase(cfg: RephraseConfig, console: Console | None = None) -> dict[st
 
 
 async def _phases(run: _Run, backend) -> None:
+    """Rephrase (then solve) every planned rephrasing; while attempts are left, ask again for each one rejected."""
+    solver = None
     try:
-        await run.execute(backend, run.rephrase_requests(), "rephrasing", run.emit_rephrase)
-        if run.solver_model is not None and run.budget.stopped is None:
-            if isinstance(backend, TransformersBackend) and run.solver_model == backend.model:
-                solver = copy.copy(backend)
-                solver.temperature, solver.max_tokens = 0.0, run.cfg.solver_max_tokens
-            else:
-                solver = make_backend(run.cfg, run.solver_model, solver=True)
-            try:
+        for attempt in range(run.cfg.attempts):
+            label = "rephrasing" if attempt == 0 else f"rephrasing again ({attempt + 1} of {run.cfg.attempts})"
+            await run.execute(backend, run.rephrase_requests(attempt), label, run.emit_rephrase)
+            if run.solver_model is not None and run.budget.stopped is None:
+                if solver is None and isinstance(backend, TransformersBackend) and run.solver_model == backend.model:
+                    solver = copy.copy(backend)
+                    solver.temperature, solver.max_tokens = 0.0, run.cfg.solver_max_tokens
+                elif solver is None:
+                    solver = make_backend(run.cfg, run.solver_model, solver=True)
                 await run.execute(solver, run.solve_requests(), "solver check", run.emit_solve)
-            finally:
-                if solver is not backend:
-                    await solver.aclose()
+            if run.budget.stopped is not None or not run.ask_again():
+                break
     finally:
+        if solver is not None and solver is not backend:
+            await solver.aclose()
         await backend.aclose()
 
 
@@ -311,11 +347,11 @@ def _question(run: _Run, row: dict, slots: list[Slot], outcomes: list, rejected:
         if status == "accepted":
             rephrasings.append(text)
             provenance.append({"type": slot.transform, "model": run.backend.model, "template_hash": slot.thash,
-                               "checks_passed": passed, "backend": run.backend.kind,
+                               "checks_passed": passed, "backend": run.backend.kind, "attempt": slot.attempt + 1,
                                **({"solver": run.solver_model} if run.solver_model else {})})
         elif status == "rejected":
             rejected.append({"id": row["id"], "type": slot.transform, "variant": slot.variant, "reason": reason,
-                             "detail": detail, "text": text})
+                             "detail": detail, "text": text, "attempts": slot.attempt + 1})
     meta = {k: v for k, v in row.items() if k not in CANONICAL}
     return {"id": row["id"], "prompt": row["prompt"], "answer": row["answer"], "rephrasings": rephrasings,
             "rephrasing_provenance": provenance, **meta}
@@ -341,6 +377,9 @@ def _finish(run: _Run, start: float) -> dict[str, Any]:
         "model": run.backend.model,
         **counts,
         "complete_questions": complete,
+        "attempts": cfg.attempts,
+        "accepted_on_a_later_attempt": sum(p["attempt"] > 1 for r in out_rows for p in r["rephrasing_provenance"]),
+        "same_reply_on_a_later_attempt": run.repeated(),
         "renaming_replaced": run.replaced,
         "short_questions": short,
         "from_cache": run.from_cache,
@@ -357,6 +396,10 @@ def _finish(run: _Run, start: float) -> dict[str, Any]:
     }
     if summary["budget_stopped"]:
         logger.warning("budget: %s; %d rephrasings pending", summary["budget_stopped"], summary["pending"])
+    if same := summary["same_reply_on_a_later_attempt"]:
+        logger.warning("%d requests asked again with another seed got the same reply word for word: the server does "
+                       "not sample (transformers serve samples only for a model whose generation_config.json sets "
+                       "\"do_sample\": true), so --attempts cannot help there", same)
     write_json(cfg.out + ".summary.json", summary)
     print_summary(summary, run.console)
     return summary

@@ -41,7 +41,8 @@ user meets (a setting each, ``task.real_regimes``), on SmolLM2-135M-Instruct:
 - *model-made*, second design (declared 2026-12-07 before any of its rephrasings): what a user with a small
   rephraser would do next, few-shot templates (``TEMPLATES``: two worked rewrites per type, word problems of the
   same kind and none of the study's, and stop strings that end a reply where it starts an example of its own), with
-  everything else as in the first design (N = 3, the default types and checks, the same server, temperature 0.7,
+  everything else as in the first design (N = 3, the default types and checks, the same server, temperature 0.7 (the
+  server decoded greedily, found after the verdict: ``studies/few_shot_stop.py``),
   128 tokens). The templates are fixed as committed: a pilot on the first
   24 validation questions (72 candidates) only decides whether the regime goes on, never edits them. It goes on
   when the pilot accepts at least a third of its candidates, and then trains on what ``tagrpo rephrase`` makes for
