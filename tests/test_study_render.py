@@ -166,3 +166,20 @@ def test_the_forest_draws_the_equivalence_tests_own_interval_where_the_study_has
     decided = {**row, "tost_lo": -0.02, "tost_hi": 0.06, "verdict": "reproduced"}
     assert plot_contrasts([decided, {**decided, "verdict": "no difference"}], str(tmp_path / "c.png"), "t", str, 0.05)
     assert len(drawn) == 2 and "blue: 90%" in labels[-1]  # only the contrast the superiority test left undecided
+
+
+def test_the_forest_keeps_its_axis_on_what_a_difference_of_two_shares_can_be(tmp_path, monkeypatch):
+    """Two seeds give a t interval of +-165 pp: the axis stops at +-100 (plus room for the numbers on the right)."""
+    from matplotlib.axes import Axes
+
+    from tagrpo.experiments.plots import plot_contrasts
+
+    limits = []
+    xlim = Axes.set_xlim
+    monkeypatch.setattr(Axes, "set_xlim", lambda ax, *a, **kw: limits.append(a) or xlim(ax, *a, **kw))
+    wide = {"knob": "reasoning", "arm": "ta_grpo", "ref": "equal_sampling", "k": 1, "mean": 0.225, "lo": -1.427,
+            "hi": 1.877, "n": 2}
+    assert plot_contrasts([wide, {**wide, "mean": -0.007, "lo": -0.044, "hi": 0.031, "n": 10}],
+                          str(tmp_path / "f.png"), "t", str, 0.05)
+    (drawn,) = [a for a in limits if len(a) == 2]  # the plot's own call
+    assert drawn == pytest.approx((-100 - 0.05 * 200, 100 + 0.45 * 200))

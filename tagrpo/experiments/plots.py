@@ -91,21 +91,23 @@ def plot_contrasts(rows: list[dict], path: str, title: str, show, margin: float 
     for i, r in enumerate(reversed(drawn)):
         where = "" if r["knob"] is None else f"{show(r['knob'])}: "
         name = f"{where}{label(r['arm'])} - {label(r['ref'])}, pass@{r['k']} ({_seeds(r['n'])})"
-        ax.errorbar([100 * r["mean"]], [i], xerr=[[100 * (r["mean"] - r["lo"])], [100 * (r["hi"] - r["mean"])]],
+        lo, hi = max(r["lo"], -1.0), min(r["hi"], 1.0)  # drawn within what can happen; the numbers say the rest
+        ax.errorbar([100 * r["mean"]], [i], xerr=[[100 * (r["mean"] - lo)], [100 * (hi - r["mean"])]],
                     fmt="o", capsize=3, color="black")
         undecided = r.get("verdict", "inconclusive") in ("inconclusive", "no difference")
         if margin and undecided and not math.isnan(r.get("tost_lo", math.nan)):  # the equivalence test's interval
-            ax.plot([100 * r["tost_lo"], 100 * r["tost_hi"]], [i, i], color="tab:blue", lw=4, alpha=0.6,
-                    solid_capstyle="butt")
+            ax.plot([100 * max(r["tost_lo"], -1.0), 100 * min(r["tost_hi"], 1.0)], [i, i], color="tab:blue", lw=4,
+                    alpha=0.6, solid_capstyle="butt")
             tost = True
-        ax.text(100 * r["hi"], i, f"  {100 * r['mean']:+.1f} [{100 * r['lo']:+.1f}, {100 * r['hi']:+.1f}]",
+        ax.text(100 * hi, i, f"  {100 * r['mean']:+.1f} [{100 * r['lo']:+.1f}, {100 * r['hi']:+.1f}]",
                 va="center", fontsize=7)
         ax.annotate(name, (0, i), xycoords=("axes fraction", "data"), xytext=(-6, 0), textcoords="offset points",
                     ha="right", va="center", fontsize=8)
     ax.set_yticks([])
     ax.set_ylim(-0.7, len(drawn) - 0.3)
-    left = 100 * min(min(r["lo"] for r in drawn), -(margin or 0), 0)
-    right = 100 * max(max(r["hi"] for r in drawn), margin or 0, 0)
+    # a t interval over few seeds can pass +-100 pp: the axis stays on what a difference of two shares can be
+    left = max(-100.0, 100 * min(min(r["lo"] for r in drawn), -(margin or 0), 0))
+    right = min(100.0, 100 * max(max(r["hi"] for r in drawn), margin or 0, 0))
     ax.set_xlim(left - 0.05 * (right - left), right + 0.45 * (right - left))  # room for the numbers on the right
     ax.set_xlabel("difference, pp (black: 95% interval over paired seeds" +
                   ("; blue: 90%, the equivalence test's, before Holm)" if tost else ")"))
