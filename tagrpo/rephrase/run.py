@@ -16,7 +16,7 @@ import copy
 import itertools
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.console import Console
@@ -66,6 +66,7 @@ class Slot:
     transform: str
     variant: int
     thash: str
+    qhash: str  # the question's text hash: a question edited under the same id is rephrased anew
     key: str
     attempt: int = 0  # how many requests for it were rejected before this one
 
@@ -87,8 +88,8 @@ class _Run:
         self.messages = lambda row, t: build_messages(system, templates[t], row["prompt"])
         self.slots: list[list[Slot]] = []
         for row, row_plan in zip(rows, plans, strict=True):
-            qhash = text_hash(row["prompt"])  # a question edited under the same id is rephrased anew
-            self.slots.append([Slot(row, t, v, self.hashes[t], self.key(row, t, v, qhash)) for t, v in row_plan])
+            qhash = text_hash(row["prompt"])
+            self.slots.append([Slot(row, t, v, self.hashes[t], qhash, self.key(row, t, v, qhash)) for t, v in row_plan])
         self.cache = ResultCache(cfg.cache_path)
         price_in, price_out = cfg.prices or (0.0, 0.0)
         self.budget = Budget(cfg.max_requests, cfg.max_cost, price_in, price_out, priced=cfg.prices is not None)
@@ -112,8 +113,8 @@ class _Run:
         for row in self.slots:
             for i, s in enumerate(row):
                 if s.attempt + 1 < self.cfg.attempts and self.outcome(s)[0] == "rejected":
-                    key = self.key(s.row, s.transform, s.variant, text_hash(s.row["prompt"]), s.attempt + 1)
-                    row[i] = self.slot_of[key] = Slot(s.row, s.transform, s.variant, s.thash, key, s.attempt + 1)
+                    key = self.key(s.row, s.transform, s.variant, s.qhash, s.attempt + 1)
+                    row[i] = self.slot_of[key] = replace(s, key=key, attempt=s.attempt + 1)
                     self.from_cache += key in self.cache
                     again += 1
         return again
@@ -124,8 +125,7 @@ class _Run:
         same = 0
         for row in self.slots:
             for s in row:
-                qhash = text_hash(s.row["prompt"])
-                raws = [(self.cache.get(self.key(s.row, s.transform, s.variant, qhash, a)) or {}).get("raw")
+                raws = [(self.cache.get(self.key(s.row, s.transform, s.variant, s.qhash, a)) or {}).get("raw")
                         for a in range(s.attempt + 1)]
                 same += sum(a is not None and a == b for a, b in itertools.pairwise(raws))
         return same
