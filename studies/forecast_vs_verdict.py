@@ -6,7 +6,7 @@ One row per point of the shipped regime map (``tagrpo/evaluation/regime_map.json
 ``tagrpo probe`` measures there (q0 all wrong in 8 samples, the rephrasings' mean shift: for a real point its
 committed probe run on the regime's training data, for an embedded one its base cells on test questions) and what
 TA-GRPO did against equal-sampling GRPO there (pass@1 and the study's largest k): raised or lowered (shown at Holm's
-5%), equivalent (the study's two one-sided tests) or undecided. Forecasts:
+5%), equivalent (the study's two one-sided tests), identical on every seed or undecided. Forecasts:
 
 - *committed*: the conclusion ``tagrpo probe`` gave on the regime's base and training data, committed before the
   regime's verdict (``FORECASTS``; the third real study's regimes only, the earlier studies predate the probe's
@@ -99,7 +99,10 @@ def leave_one_out(point: dict, regime: dict, measured: dict | None = None, keep:
 
 
 def shows(v: dict) -> str:
-    """What a contrast shows: raised or lowered at Holm's 5%, equivalent (two one-sided tests) or undecided."""
+    """What a contrast shows: raised or lowered at Holm's 5%, equivalent (two one-sided tests), identical (the same
+    number on every seed: both arms at the ceiling, where no test is run) or undecided."""
+    if v["lo"] == v["mean"] == v["hi"] == 0:
+        return "identical"
     d = direction(v)
     return d if d != "no difference" else "equivalent" if v.get("verdict") == "no difference" else "undecided"
 
@@ -141,7 +144,7 @@ def agreement(forecast: dict, verdict: dict) -> str:
         return "another subset"
     if got == "undecided":
         return "not confirmed"
-    return "agrees" if {expects, got} <= {"no difference", "equivalent"} or expects == got else "misses"
+    return "agrees" if {expects, got} <= {"no difference", "equivalent", "identical"} or expects == got else "misses"
 
 
 def build() -> dict:
@@ -213,7 +216,8 @@ def markdown(data: dict) -> str:
     return "\n".join([
         "# The probe's forecast against the verdict, every regime of both worlds", "",
         f"`python {data['generated_by']}`, from `{data['map']}`. TA-GRPO minus equal-sampling GRPO, pp [95% CI]: "
-        "raised or lowered at Holm's 5%, equivalent by the study's two one-sided tests, else undecided. *The probe "
+        "raised or lowered at Holm's 5%, equivalent by the study's two one-sided tests, identical when every seed gave "
+        "both arms the same number, else undecided. *The probe "
         "there*: questions with q0 all wrong in 8 samples, the rephrasings' mean shift against q0: a real regime's "
         "from `tagrpo probe` on its training data (its committed run), an embedded one's from the study's base cells "
         "on test questions.", "",

@@ -85,6 +85,8 @@ def test_agreement_counts_only_a_verdict_on_the_same_questions(table):
     assert table.agreement({"expects": "cannot tell"}, shown) == "no forecast"
     assert table.agreement({"expects": "raised"}, {"shows": "undecided", "subset": "all"}) == "not confirmed"
     assert table.agreement({"expects": "no difference"}, {"shows": "equivalent", "subset": "all"}) == "agrees"
+    assert table.agreement({"expects": "no difference"}, {"shows": "identical", "subset": "all"}) == "agrees"
+    assert table.agreement({"expects": "raised"}, {"shows": "identical", "subset": "all"}) == "misses"
     assert table.agreement({"expects": "lowered", "subset": "all"}, {"shows": "lowered", "subset": "rest"}) == \
         "another subset"
 
@@ -142,3 +144,11 @@ def test_a_probe_of_too_few_questions_on_its_own_point_still_cannot_tell(table, 
     assert table.probed({**point, "questions": 100}, {"points": [point]})["questions"] == 34  # the run's count
     monkeypatch.setattr(table, "FORECASTS", "{regime}/elsewhere.json")
     assert table.probed(point, {"points": [point]}) is None  # no run on disk: no column
+
+
+def test_a_contrast_the_same_on_every_seed_is_identical_not_undecided(table):
+    """The embedded h = 0 pass@64: both arms at 100% on every seed, no test run (the study declared no TOST)."""
+    same = {"mean": 0.0, "lo": 0.0, "hi": 0.0, "p_holm": 1.0, "verdict": "inconclusive"}
+    assert table.shows(same) == "identical"
+    assert table.shows({**same, "lo": -0.01, "hi": 0.01}) == "undecided"
+    assert table.shows({**same, "lo": -0.01, "hi": 0.01, "verdict": "no difference"}) == "equivalent"
