@@ -84,3 +84,23 @@ def test_the_rescue_columns_read_the_reference_split_where_there_is_one():
     assert tables.rescue_share(pooled, "zero") == 0.375 and tables.rescue_share(pooled, "one") == 0.25
     equal = {"steps": [{**s, "tagrpo/reference/rescued/from_zero": 0.1} for s in pooled["steps"]]}
     assert tables.rescue_share(equal, "zero") == pytest.approx(0.1)  # equal-sampling: its first G, not its pool
+
+
+def test_the_seed_table_lists_each_primary_arm_seed_by_seed_and_marks_missing_cells():
+    import dataclasses
+
+    from tagrpo.experiments.declarations import real_v3
+    from tagrpo.experiments.study import Contrast
+
+    study = dataclasses.replace(real_v3.STUDY, settings=("reasoning",), seeds=(0, 1),
+                                primary=(Contrast("ta_grpo", "equal_sampling", 1, setting="reasoning"),))
+    bases = {("reasoning", 0): {"pass_at_k": {"1": 0.155}}, ("reasoning", 1): {"pass_at_k": {"1": 0.175}}}
+    runs = {("reasoning", 0, "ta_grpo"): {"pass_at_k": {"1": 0.465}, "completion_tokens": 36_469},
+            ("reasoning", 0, "equal_sampling"): {"pass_at_k": {"1": 0.11}, "completion_tokens": 32_757},
+            ("reasoning", 1, "equal_sampling"): {"pass_at_k": {"1": 0.92}, "completion_tokens": 59_349}}
+    lines = tables.seed_table(study, runs, bases).splitlines()
+    assert lines[0] == "| regime | arm | seed 0 | seed 1 |"
+    assert lines[2:] == ["| reasoning | base model | 15.5 | 17.5 |",
+                         "| reasoning | TA-GRPO | 46.5 (36k) | - |",
+                         "| reasoning | equal-sampling GRPO | 11.0 (33k) | 92.0 (59k) |"]
+    assert tables.seed_table(study, {}, {}) == ""  # no cells yet: no table

@@ -171,6 +171,9 @@ def write(study: Study, args, data: dict) -> dict:
                    tables.arm_table(runs, bases, setting, arm_order(study), task.arm_columns()), ""]
     if forms := tables.forms_table(study, runs, bases, task.FORMS):
         md += ["## Per-form pass@1 (test problems; the base's and each arm's after training, %)", "", forms, ""]
+    if study.per_seed and (seeds := tables.seed_table(study, runs, bases)):
+        md += ["## Seed by seed (test problems; pass@1 on q0 %, a trained arm's completion tokens in thousands)", "",
+               seeds, ""]
     sweep = study.sweep
     md += ["## Learning-rate sweep (validation problems)", "",
            f"Seeds {list(sweep.seeds)}; rates {list(args.sweep_lrs)}, edge rule "

@@ -143,6 +143,7 @@ class Study:
     knob: str = "hard_share"  # what a setting is, in the tables' headers
     runner_up: tuple[str, ...] = ()  # arms also run at their second-best rate on the exploratory seeds
     ended: dict = field(default_factory=dict)  # setting: why it ended by design with no arms (its contrasts say so)
+    per_seed: bool = False  # the report lists the primary arms' pass@1 and completion tokens seed by seed
 
     def show(self, setting) -> str:
         """A setting as the tables print it: ``0.6``, ``natural``."""

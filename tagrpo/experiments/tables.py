@@ -1,5 +1,5 @@
 """The studies' tables (markdown), for ``tagrpo.experiments.render``: verdicts, issue 32's goal, every arm, per-form
-accuracy, the sweep, the invocations. Percentages throughout; a cell without seeds shows "-"."""
+accuracy, seed by seed, the sweep, the invocations. Percentages throughout; a cell without seeds shows "-"."""
 
 from __future__ import annotations
 
@@ -161,6 +161,26 @@ def forms_table(study: Study, runs: dict, bases: dict, forms: tuple[str, ...]) -
                 rows.append([*where, name, len(fs), *[_ci([f.get(x) for f in fs]) for x in forms]])
     where = [] if study.settings == (None,) else [study.knob]
     return markdown_table([*where, "arm", "seeds", *forms], rows) if rows else ""
+
+
+def seed_table(study: Study, runs: dict, bases: dict) -> str:
+    """Per setting, the base's and each primary arm's pass@1 on q0 (all questions, %) seed by seed, a trained arm's
+    with its completion tokens in thousands: ``92.0 (59k)``; "-" where the cell is still to come."""
+    rows = []
+    for setting in study.settings:
+        arms = dict.fromkeys(a for c in study.primary if c.setting == setting for a in (c.arm, c.ref) if a != "base")
+        where = [] if setting is None else [study.show(setting)]
+        if any((setting, s) in bases for s in study.seeds):
+            rows.append([*where, "base model", *[f"{100 * b['pass_at_k']['1']:.1f}" if (b := bases.get((setting, s)))
+                                                 else "-" for s in study.seeds]])
+        for arm in arms:
+            cells = [runs.get((setting, s, arm)) for s in study.seeds]
+            if any(cells):
+                rows.append([*where, label(arm), *[
+                    f"{100 * c['pass_at_k']['1']:.1f} ({c['completion_tokens'] / 1000:.0f}k)" if c else "-"
+                    for c in cells]])
+    head = [] if study.settings == (None,) else [study.knob]
+    return markdown_table([*head, "arm", *[f"seed {s}" for s in study.seeds]], rows) if rows else ""
 
 
 def sweep_table(rows: list[dict], rates: dict, setting, study: Study, samples: int) -> str:

@@ -131,6 +131,7 @@ STUDY = Study(
     samples=smollm_sums.EVAL_SAMPLES,
     margin=0.05,
     tost=True,
+    per_seed=True,  # added 2026-12-07 after the reasoning regime's fifth seed: presentation only, no verdict reads it
     task_options={"regimes": REGIMES, "groups": GROUPS, "rephrased": REPHRASED, "steps": 32, "tag": "real_v3"},
     ended={r: v.get("ended", GROUPS[v["group"]].get("ended")) for r, v in REGIMES.items()
            if "ended" in v or "ended" in GROUPS[v["group"]]},
