@@ -339,3 +339,26 @@ def test_threads_asking_at_once_each_get_their_own_scores_in_order():
     with VerifierPool(workers=1, timeout=2.0) as pool, ThreadPoolExecutor(8) as threads:
         scores = list(threads.map(lambda call: pool.map(*call), calls))
     assert scores == [[1.0, 0.0, 0.0]] * 24
+
+
+def test_math_verify_is_warmed_up_untimed_once_before_the_first_timed_parse(monkeypatch):
+    """Its first LaTeX parse builds a grammar (1.3 s on a loaded 2-core machine): under a 1 s timeout a process's
+    first correct answer scored 0 (seen in CI's own test of an OlympiadBench answer). The warm-up pays it untimed."""
+    from tagrpo.rewards import math as reward_math
+
+    timeouts = []
+
+    def parse(text, parsing_timeout):
+        timeouts.append(parsing_timeout)
+        return [text]
+
+    monkeypatch.setattr(reward_math, "parse", parse)
+    monkeypatch.setattr(reward_math, "verify", lambda gold, pred, timeout_seconds: True)
+    reward_math.warm_up.cache_clear()
+    try:
+        assert reward_math.answers_match("\\frac{1}{2 n+2}", "\\frac{1}{2n+2}", timeout=1)
+        assert timeouts == [None, None, 1, 1]  # the warm-up's two parses, then gold and prediction, timed
+        assert reward_math.answers_match("\\frac{1}{3}", "\\frac{2}{6}", timeout=1)
+        assert timeouts[4:] == [1, 1]  # once per process
+    finally:
+        reward_math.warm_up.cache_clear()

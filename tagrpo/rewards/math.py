@@ -12,11 +12,15 @@ costs math-verify its whole timeout, in every thread. math-verify bounds the res
 (``timeout``, 1 s by default), which only works in the main thread, where TRL calls reward functions. Called
 from any other thread, ``is_correct`` runs math-verify with its timeouts disabled rather than raising; the
 pre-check still bounds the known pathological shapes, and ``tagrpo.rewards.parallel`` (process workers with a
-wall-clock deadline, what verl's threaded reward calls) bounds everything.
+wall-clock deadline, what verl's threaded reward calls) bounds everything. math-verify's first LaTeX parse in a
+process builds its grammar (about 1.3 s on a loaded 2-core machine): ``warm_up`` pays that once, untimed, before the
+first timed comparison, so that a process's first answer is not scored wrong by the timeout.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
 import re
 import threading
@@ -108,6 +112,21 @@ def _timeouts(seconds: float | None) -> int | None:
     return max(1, math.ceil(seconds))
 
 
+@functools.cache
+def warm_up() -> None:
+    """math-verify's one-time setup (its LaTeX grammar, sympy's first comparison), untimed, once per process: on our
+    own constant, so no timeout is needed."""
+    quiet = logging.getLogger("math_verify")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # its "timeout is disabled" warning
+    try:
+        # a fraction and a symbol: each costs its first parse about 0.7-0.9 s under load
+        verify(parse("$\\frac{1}{2 x+2}$", parsing_timeout=None), parse("$\\frac{1}{2x+2}$", parsing_timeout=None),
+               timeout_seconds=None)
+    finally:
+        quiet.setLevel(level)
+
+
 def _equivalent(gold: str, pred: str, timeout: int | None) -> bool:
     if gold == pred:
         return True
@@ -115,6 +134,7 @@ def _equivalent(gold: str, pred: str, timeout: int | None) -> bool:
         return int(gold) == int(pred)  # what math-verify concludes, without sympy
     if too_complex(gold) or too_complex(pred):
         return False
+    warm_up()
     gold_parsed = parse(f"${gold}$", parsing_timeout=timeout)
     pred_parsed = parse(f"${pred}$", parsing_timeout=timeout)
     if not gold_parsed or not pred_parsed:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-from tagrpo.rewards.math import completion_text, is_correct
+from tagrpo.rewards.math import completion_text, is_correct, warm_up
 
 _FIELDS = 3  # per worker slot: pid, index of the item it is on (-1: idle), time.monotonic() when it started
 _worker: dict = {}
@@ -59,6 +59,7 @@ def _init_worker(slots, counter) -> None:
         slots[slot * _FIELDS : slot * _FIELDS + _FIELDS] = [os.getpid(), -1.0, 0.0]
     signal.signal(signal.SIGALRM, _on_alarm)
     logging.getLogger("math_verify").setLevel(logging.ERROR)  # its "timeout is disabled" warning is expected here
+    warm_up()  # math-verify's one-time setup, before any item's deadline runs
 
 
 def _set_slot(index: int) -> None:
