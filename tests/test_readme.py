@@ -334,7 +334,11 @@ def test_every_interval_in_does_it_help_is_a_committed_verdict():
     rows = [line for line in section.splitlines() if line.startswith("| ") and "[" in line]
     shown = re.findall(r"([+-]?\d+\.\d) \[([+-]?\d+\.\d), ([+-]?\d+\.\d)\]", "\n".join(rows))
     table = json.loads((ROOT / "studies" / "results" / "forecast_vs_verdict.json").read_text(encoding="utf-8"))
-    verdicts = {tuple(f"{100 * v[key]:.1f}" for key in ("mean", "lo", "hi"))
-                for row in table["rows"] for v in row["verdict"].values() if v is not None}
+    verdicts = [[100 * v[key] for key in ("mean", "lo", "hi")]
+                for row in table["rows"] for v in row["verdict"].values() if v is not None]
+
+    def printed(t) -> bool:  # to 0.1 pp: the map stores 4 decimals, so -0.1825 may print as -18.2 or -18.3
+        return any(all(abs(float(x) - y) <= 0.05 + 1e-9 for x, y in zip(t, v, strict=True)) for v in verdicts)
+
     assert len(shown) >= 10
-    assert not [t for t in shown if tuple(f"{float(x):.1f}" for x in t) not in verdicts]
+    assert not [t for t in shown if not printed(t)]
