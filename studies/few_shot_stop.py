@@ -18,6 +18,9 @@ the regime's run (the default types and checks, temperature 0.7, 128 tokens, ``t
   here). A reply that goes on after its rewrite is still cut where it starts a next example (``\\nProblem:``);
 - ``three_attempts``: the regime's templates with ``--attempts 3``: a rejected rephrasing is asked again with another
   seed, up to three requests in all (its first attempts are the regime's replies, reused as above).
+- ``three_attempts_sampled``: the same with ``--extra-body '{"generation_config": "{\\"do_sample\\": true}"}'``,
+  which makes the server sample (added 2026-12-07, after the result below; its first attempts are again the regime's
+  greedy replies, so only its later attempts are sampled).
 
 Writes ``studies/results/few_shot_stop/``: each variant's output, cache, rejections and summary, and
 ``few_shot_stop.{json,md}``: per variant candidates asked and accepted, rejections by reason, questions with N,
@@ -34,6 +37,13 @@ the same reply word for word on its second and third attempt, because the server
 serve`` (5.25) samples only when the model's ``generation_config.json`` sets ``do_sample``, and SmolLM2-135M-Instruct's
 does not: it decoded greedily, whatever temperature and seed were sent. So did the model-made regime's run, declared
 at temperature 0.7. ``tagrpo rephrase`` now says so in a warning when a request asked again gets the same reply.
+
+Sampled (2026-12-07, on an AVX2-only AMD EPYC; the server in fp32 as before): with ``--extra-body`` making the
+server sample at 0.7, asking again won 11 rephrasings (63 to 74 of 198 accepted; every later attempt got a reply of
+its own), left 4 questions with none instead of 10, and left 6 slots empty instead of 64: of the other 58, 11 were
+accepted, 39 rejected because the rewrite no longer asks anything and 8 for their numbers. It cost 20,827 completion
+tokens against 13,588 greedy and 5,650 for one attempt. One draw; the first attempts are the same replies in both,
+so every later acceptance is a gain.
 """
 
 import argparse
@@ -55,8 +65,12 @@ from tagrpo.rephrase import RephraseConfig, run_rephrase
 OUT = "studies/results/few_shot_stop"
 QUESTIONS = 66  # a third of the regime's 197 training questions
 N = 3
-VARIANTS = ("blank_line_stop", "no_blank_line_stop", "three_attempts")
-ATTEMPTS = {"three_attempts": 3}  # requests per planned rephrasing (tagrpo rephrase --attempts); 1 elsewhere
+VARIANTS = ("blank_line_stop", "no_blank_line_stop", "three_attempts", "three_attempts_sampled")
+# requests per planned rephrasing (tagrpo rephrase --attempts); 1 elsewhere
+ATTEMPTS = {"three_attempts": 3, "three_attempts_sampled": 3}
+# tagrpo rephrase --extra-body: the sampled variant makes the server sample (see the docstring)
+EXTRA_BODY = {"three_attempts_sampled": json.dumps({"generation_config": json.dumps({"do_sample": True})})}
+ASKED_AGAIN = {"three_attempts": "the server decoded greedily", "three_attempts_sampled": "the server sampled"}
 LABEL = "Rewritten problem:"  # the few-shot templates' last line
 
 
@@ -118,7 +132,7 @@ def paired(first: str, second: str, ids: set[str]) -> dict:
 
 
 def markdown(data: dict) -> str:
-    rows, p, a = [], data["paired"], "three_attempts"
+    rows, p = [], data["paired"]
     for name, c in data["variants"].items():
         lo, hi = wilson(c["accepted"], c["asked"])
         empty = c["reasons"].get("empty", 0)
@@ -128,6 +142,9 @@ def markdown(data: dict) -> str:
                      f"{c['full']} / {c['fewer']} / {c['none']}", c["completion_tokens"],
                      f"{c['request_phase_s']:.0f}, {c['new_results']}" if c["new_results"] else
                      "reused (the regime's replies)"])
+    again = [f"Asked again (`{v}`, {why}): {data['variants'][v]['accepted_later']} rephrasings accepted on a later "
+             f"attempt; {data['variants'][v]['same_reply']} later attempts got the same reply word for word as the one "
+             "before." for v, why in ASKED_AGAIN.items() if v in data["variants"]]
     return "\n".join([
         "# The few-shot templates on SmolLM2-135M-Instruct: the blank-line stop, and asking again", "",
         f"`{data['command']}`: the first {data['questions']} training questions of the model-made regime, N = {N}, "
@@ -141,10 +158,7 @@ def markdown(data: dict) -> str:
         f"variants differ only in what follows it. Accepted with the blank-line stop only: {p['accepted_first_only']}; "
         f"without it only: {p['accepted_second_only']}. Empty under both: {p['empty_both']}, of which "
         f"{p['label_only_both']} are the template's label `{LABEL}` and nothing more under both, the same reply "
-        "with or without the stop: the model ended its turn there.", ""] + ([
-        f"Asked again (`{a}`): {data['variants'][a]['accepted_later']} rephrasings accepted on a later attempt; "
-        f"{data['variants'][a]['same_reply']} later attempts got the same reply word for word as the one before "
-        "(a server that does not sample: see the script's docstring).", ""] if a in data["variants"] else []))
+        "with or without the stop: the model ended its turn there.", ""] + [line for a in again for line in (a, "")])
 
 
 def main() -> None:
@@ -157,7 +171,7 @@ def main() -> None:
     questions = [{"id": r["id"], "prompt": r["forms"][group["q0"]], "answer": r["answer"]} for r in rows]
     data = write_jsonl(os.path.join("outputs", "few_shot_stop", "questions.jsonl"), questions)
     ids = {q["id"] for q in questions}
-    for variant in ("blank_line_stop", "three_attempts"):  # their first attempts: the regime's very requests
+    for variant in ("blank_line_stop", "three_attempts", "three_attempts_sampled"):  # first attempts: the regime's
         cache = os.path.join(OUT, f"{variant}.jsonl.cache.jsonl")
         if not os.path.exists(cache):
             write_jsonl(cache, [r for r in read_jsonl(REPHRASED + ".cache.jsonl") if r["id"] in ids])
@@ -169,7 +183,8 @@ def main() -> None:
         for variant in VARIANTS if server else ():
             cfg = RephraseConfig(data=data, n=N, base_url=f"http://127.0.0.1:{port}/v1", model=model,
                                  out=os.path.join(OUT, f"{variant}.jsonl"), templates_file=templates_of(variant),
-                                 max_tokens=128, concurrency=4, timeout_s=600, attempts=ATTEMPTS.get(variant, 1))
+                                 max_tokens=128, concurrency=4, timeout_s=600, attempts=ATTEMPTS.get(variant, 1),
+                                 extra_body=EXTRA_BODY.get(variant))
             run_rephrase(cfg)
     finally:
         if server:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter, deque
 
@@ -146,3 +147,40 @@ def test_retry_after_is_capped_and_x_should_retry_is_honoured():
     assert retry_after({"retry-after-ms": "250"}) == 0.25
     assert should_retry({"x-should-retry": "false"}) is False and should_retry({"x-should-retry": "True"}) is True
     assert should_retry({}) is None
+
+
+def test_extra_body_fields_reach_every_request_beside_the_sent_ones(tmp_path, server):
+    from tagrpo.cli import main
+
+    server.answers = {"q0": "5"}
+    out = tmp_path / "o.jsonl"
+    extra = '{"generation_config": "{\\"do_sample\\": true}", "top_k": 5}'
+    args = ["--data", write_rows(tmp_path / "rows.jsonl", 2), "--n", "2", "--base-url", server.url, "--model", "stub",
+            "--out", str(out), "--solver", "judge", "--temperature", "0.3", "--extra-body", extra]
+    assert main(["rephrase", *args]) == 0
+    bodies = [r["body"] for r in server.requests]
+    assert {r["kind"] for r in server.requests} == {"rephrase", "solve"} and len(bodies) == 8
+    assert all(b["generation_config"] == '{"do_sample": true}' and b["top_k"] == 5 for b in bodies)
+    assert {b["temperature"] for b in bodies if b["model"] == "stub"} == {0.3}  # the flags' fields stay
+    assert {b["temperature"] for b in bodies if b["model"] == "judge"} == {0.0}
+    assert json.loads((tmp_path / "o.jsonl.summary.json").read_text())["extra_body"] == json.loads(extra)
+
+
+@pytest.mark.parametrize(
+    ("extra", "backend", "message"),
+    [
+        ("{do_sample: true}", "openai", "--extra-body is not JSON"),
+        ('["top_k", 5]', "openai", "--extra-body must be a JSON object"),
+        ('{"seed": 1, "temperature": 0}', "openai", "--extra-body sets seed, temperature, which every request"),
+        ('{"top_k": 5}', "transformers", "--extra-body applies to --backend openai only, not transformers"),
+    ],
+)
+def test_a_bad_extra_body_is_one_line_naming_the_flag(tmp_path, capsys, extra, backend, message):
+    from tagrpo.cli import main
+
+    args = ["--data", write_rows(tmp_path / "rows.jsonl", 1), "--backend", backend, "--out", str(tmp_path / "o.jsonl")]
+    assert main(["rephrase", *args, "--extra-body", extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"tagrpo rephrase: error: {message}")
+    assert RephraseConfig(extra_body='{"top_k": 5}').extra_fields() == {"top_k": 5}
+    assert RephraseConfig().extra_fields() == {}

@@ -122,6 +122,7 @@ def _openai(cfg, model: str, solver: bool) -> Backend:
         cfg.backoff_base_s,
         cfg.backoff_max_s,
         cfg.token_limit_param,
+        cfg.extra_fields(),
     )
 
 

@@ -137,13 +137,14 @@ class OpenAIBackend:
         backoff_base_s: float = 1.0,
         backoff_max_s: float = 60.0,
         token_limit_param: str = "auto",
+        extra_body: dict | None = None,
     ) -> None:
         from openai import AsyncOpenAI
 
         self.model, self.concurrency, self.max_retries = model, concurrency, max_retries
         self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
         self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
-        self.base_url = base_url
+        self.base_url, self.extra_body = base_url, dict(extra_body or {})
         if token_limit_param == "auto":
             token_limit_param = "max_completion_tokens" if official_api(base_url) else "both"
         self.limit_names = ("max_tokens", "max_completion_tokens") if token_limit_param == "both" else (
@@ -170,6 +171,8 @@ class OpenAIBackend:
             params["stop"] = list(request.stop)
         if self.seed is not None:
             params["seed"] = self.seed + request.variant + ATTEMPT_SEED * request.attempt
+        if self.extra_body:
+            params["extra_body"] = self.extra_body
         return params
 
     def _classify(self, err: Exception) -> tuple[bool, float | None, str]:

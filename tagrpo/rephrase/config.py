@@ -3,6 +3,7 @@ questions it reads (:func:`load_source_rows`, :func:`register_source`) and its b
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +20,10 @@ from tagrpo.rephrase.templates import type_plan
 KNOWN_PRICES = {"gpt-4-turbo": (10.0, 30.0), "gpt-4o": (2.5, 10.0), "gpt-4o-mini": (0.15, 0.6), "gpt-4.1": (2.0, 8.0)}
 CANONICAL = ("id", "prompt", "answer", "rephrasings", "rephrasing_provenance")
 TOKEN_LIMIT_PARAMS = ("auto", "max_tokens", "max_completion_tokens", "both")
+# What --extra-body may not set: the fields every request already sends.
+SENT_FIELDS = ("model", "messages", "temperature", "seed", "stop", "max_tokens", "max_completion_tokens")
+# The --extra-body that makes `transformers serve` sample for a model whose generation_config.json lacks do_sample.
+DO_SAMPLE_FLAG = """--extra-body '{"generation_config": "{\\"do_sample\\": true}"}'"""
 # Question sets of ``--data NAME`` besides the benchmarks: name -> rows(limit, seed), see register_source.
 SOURCES: Registry[Callable[[int | None, int], list[dict]]] = Registry()
 
@@ -72,6 +77,11 @@ class RephraseConfig:
         " max_tokens, max_completion_tokens or both",
     )
     seed: int = helped(0, "sampling seed (toy_world: the seed of the drawn questions)")
+    extra_body: str | None = helped(
+        None,
+        "JSON object of extra fields sent with every request (openai backend): a server's own parameters, e.g. "
+        + DO_SAMPLE_FLAG + " makes transformers serve sample for a model whose generation config does not",
+    )
 
     def __post_init__(self) -> None:
         check_mode("backend", self.backend, BACKENDS)
@@ -85,6 +95,7 @@ class RephraseConfig:
         check_out_path(self.out)
         if self.concurrency < 1 or self.max_retries < 0 or self.attempts < 1:
             raise InputError("concurrency and attempts must be >= 1 and max_retries >= 0")
+        self.extra_fields()
         if not 0 < self.min_length_ratio <= self.max_length_ratio:
             raise InputError(
                 f"need 0 < min_length_ratio <= max_length_ratio, got {self.min_length_ratio}, {self.max_length_ratio}"
@@ -98,6 +109,24 @@ class RephraseConfig:
         if self.backend == "openai" and official_api(self.base_url) and self.model in KNOWN_PRICES:
             return KNOWN_PRICES[self.model]
         return None
+
+    def extra_fields(self) -> dict:
+        """``--extra-body`` as a dict ({} when not given); an InputError when it is not a JSON object, sets a field
+        every request already sends, or is given to a backend other than openai."""
+        if self.extra_body is None:
+            return {}
+        try:
+            fields = json.loads(self.extra_body)
+        except json.JSONDecodeError as err:
+            raise InputError(f"--extra-body is not JSON ({err}): {self.extra_body!r}") from None
+        if not isinstance(fields, dict):
+            raise InputError(f"--extra-body must be a JSON object, got {self.extra_body!r}")
+        if taken := sorted(set(fields) & set(SENT_FIELDS)):
+            raise InputError(f"--extra-body sets {', '.join(taken)}, which every request already sends (use their "
+                             "own flags); it may add any field but " + ", ".join(SENT_FIELDS))
+        if fields and self.backend != "openai":
+            raise InputError(f"--extra-body applies to --backend openai only, not {self.backend}")
+        return fields
 
     @property
     def cache_path(self) -> str:

@@ -27,7 +27,7 @@ from tagrpo.common.errors import TagrpoError
 from tagrpo.rephrase.backends import BACKENDS, Budget, Completion, Request, TransformersBackend
 from tagrpo.rephrase.cache import ResultCache, cache_key, text_hash
 from tagrpo.rephrase.checks import bare_text, check_rephrasing, clean_response, renamable
-from tagrpo.rephrase.config import CANONICAL, RephraseConfig, load_source_rows, make_backend
+from tagrpo.rephrase.config import CANONICAL, DO_SAMPLE_FLAG, RephraseConfig, load_source_rows, make_backend
 from tagrpo.rephrase.report import print_summary, tally, write_json, write_rows
 from tagrpo.rephrase.templates import (
     TRANSFORM_TYPES,
@@ -378,6 +378,7 @@ def _finish(run: _Run, start: float) -> dict[str, Any]:
         **counts,
         "complete_questions": complete,
         "attempts": cfg.attempts,
+        "extra_body": cfg.extra_fields() or None,
         "accepted_on_a_later_attempt": sum(p["attempt"] > 1 for r in out_rows for p in r["rephrasing_provenance"]),
         "same_reply_on_a_later_attempt": run.repeated(),
         "renaming_replaced": run.replaced,
@@ -399,7 +400,8 @@ def _finish(run: _Run, start: float) -> dict[str, Any]:
     if same := summary["same_reply_on_a_later_attempt"]:
         logger.warning("%d requests asked again with another seed got the same reply word for word: the server does "
                        "not sample (transformers serve samples only for a model whose generation_config.json sets "
-                       "\"do_sample\": true), so --attempts cannot help there", same)
+                       "\"do_sample\": true, or with %s), so --attempts cannot help there", same,
+                       DO_SAMPLE_FLAG)
     write_json(cfg.out + ".summary.json", summary)
     print_summary(summary, run.console)
     return summary

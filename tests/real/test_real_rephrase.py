@@ -54,3 +54,23 @@ def test_rephrase_against_transformers_serve(served, smollm2, tmp_path):
         assert again["requests"] == 0 and again["from_cache"] == 6
     except RephraseFailed as err:
         assert summary is None and "no request" not in str(err)
+
+
+def test_extra_body_makes_transformers_serve_sample(served, smollm2):
+    """The docs' claim: ``transformers serve`` decodes SmolLM2 greedily whatever seed is sent, and samples with the
+    ``--extra-body`` that ``DO_SAMPLE_FLAG`` prints."""
+    from openai import OpenAI
+
+    from tagrpo.rephrase.config import DO_SAMPLE_FLAG
+
+    extra = RephraseConfig(extra_body=DO_SAMPLE_FLAG.split(" ", 1)[1].strip("'")).extra_fields()
+    client = OpenAI(base_url=served, api_key="EMPTY", timeout=120)
+    messages = [{"role": "user", "content": "Write one sentence about apples."}]
+
+    def replies(body: dict) -> list[str]:
+        return [client.chat.completions.create(model=smollm2, messages=messages, temperature=1.0, max_tokens=24,
+                                               seed=seed, extra_body=body).choices[0].message.content
+                for seed in range(4)]
+
+    assert len(set(replies({}))) == 1  # greedy: four seeds, one reply
+    assert len(set(replies(extra))) > 1
