@@ -61,6 +61,7 @@ from tagrpo.evaluation.tables import markdown_table
 from tagrpo.experiments.declarations.real_v3 import REPHRASED, STUDY, TEMPLATES
 from tagrpo.models import fetch_model
 from tagrpo.rephrase import RephraseConfig, run_rephrase
+from tagrpo.rephrase.config import DO_SAMPLE_BODY
 
 OUT = "studies/results/few_shot_stop"
 QUESTIONS = 66  # a third of the regime's 197 training questions
@@ -69,7 +70,7 @@ VARIANTS = ("blank_line_stop", "no_blank_line_stop", "three_attempts", "three_at
 # requests per planned rephrasing (tagrpo rephrase --attempts); 1 elsewhere
 ATTEMPTS = {"three_attempts": 3, "three_attempts_sampled": 3}
 # tagrpo rephrase --extra-body: the sampled variant makes the server sample (see the docstring)
-EXTRA_BODY = {"three_attempts_sampled": json.dumps({"generation_config": json.dumps({"do_sample": True})})}
+EXTRA_BODY = {"three_attempts_sampled": DO_SAMPLE_BODY}
 ASKED_AGAIN = {"three_attempts": "the server decoded greedily", "three_attempts_sampled": "the server sampled"}
 LABEL = "Rewritten problem:"  # the few-shot templates' last line
 

@@ -31,9 +31,10 @@ def test_the_variant_drops_the_blank_line_stop_and_nothing_else(script, tmp_path
     monkeypatch.setattr(script, "OUT", str(tmp_path))
     assert script.templates_of("blank_line_stop") == script.templates_of("three_attempts") == script.TEMPLATES
     assert script.templates_of("three_attempts_sampled") == script.TEMPLATES
-    from tagrpo.rephrase.config import DO_SAMPLE_FLAG  # the sampled variant sends what the warning tells a user
+    from tagrpo.rephrase.config import DO_SAMPLE_BODY  # the sampled variant sends what the warning tells a user
 
-    assert json.loads(script.EXTRA_BODY["three_attempts_sampled"]) == json.loads(DO_SAMPLE_FLAG.split(" ", 1)[1][1:-1])
+    assert json.loads(script.EXTRA_BODY["three_attempts_sampled"]) == {"generation_config": '{"do_sample": true}'}
+    assert script.EXTRA_BODY["three_attempts_sampled"] == DO_SAMPLE_BODY
     with open(script.TEMPLATES, encoding="utf-8") as f:
         shipped = yaml.safe_load(f)
     with open(script.templates_of("no_blank_line_stop"), encoding="utf-8") as f:

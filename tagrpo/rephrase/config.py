@@ -22,8 +22,10 @@ CANONICAL = ("id", "prompt", "answer", "rephrasings", "rephrasing_provenance")
 TOKEN_LIMIT_PARAMS = ("auto", "max_tokens", "max_completion_tokens", "both")
 # What --extra-body may not set: the fields every request already sends.
 SENT_FIELDS = ("model", "messages", "temperature", "seed", "stop", "max_tokens", "max_completion_tokens")
-# The --extra-body that makes `transformers serve` sample for a model whose generation_config.json lacks do_sample.
-DO_SAMPLE_FLAG = """--extra-body '{"generation_config": "{\\"do_sample\\": true}"}'"""
+# The --extra-body that makes `transformers serve` sample for a model whose generation_config.json lacks do_sample
+# (its generation_config field is a JSON string), and that flag as a user types it.
+DO_SAMPLE_BODY = json.dumps({"generation_config": json.dumps({"do_sample": True})})
+DO_SAMPLE_FLAG = f"--extra-body '{DO_SAMPLE_BODY}'"
 # Question sets of ``--data NAME`` besides the benchmarks: name -> rows(limit, seed), see register_source.
 SOURCES: Registry[Callable[[int | None, int], list[dict]]] = Registry()
 

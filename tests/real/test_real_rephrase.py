@@ -58,12 +58,12 @@ def test_rephrase_against_transformers_serve(served, smollm2, tmp_path):
 
 def test_extra_body_makes_transformers_serve_sample(served, smollm2):
     """The docs' claim: ``transformers serve`` decodes SmolLM2 greedily whatever seed is sent, and samples with the
-    ``--extra-body`` that ``DO_SAMPLE_FLAG`` prints."""
+    ``--extra-body`` that ``DO_SAMPLE_FLAG`` prints (``DO_SAMPLE_BODY``)."""
     from openai import OpenAI
 
-    from tagrpo.rephrase.config import DO_SAMPLE_FLAG
+    from tagrpo.rephrase.config import DO_SAMPLE_BODY
 
-    extra = RephraseConfig(extra_body=DO_SAMPLE_FLAG.split(" ", 1)[1].strip("'")).extra_fields()
+    extra = RephraseConfig(extra_body=DO_SAMPLE_BODY).extra_fields()
     client = OpenAI(base_url=served, api_key="EMPTY", timeout=120)
     messages = [{"role": "user", "content": "Write one sentence about apples."}]
 
