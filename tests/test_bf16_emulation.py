@@ -97,3 +97,23 @@ def test_path_names_the_machine_and_bad_paths_are_refused(monkeypatch):
     assert not isinstance(bf16_context("cpu"), TorchDispatchMode)
     with pytest.raises(ValueError, match="expected one of native, emulated"):
         bf16_context("cpu", "fast")
+
+
+def test_a_bf16_cell_runs_inside_its_path_and_records_it(monkeypatch):
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    from tagrpo.toy import smollm_sums
+
+    modes = []
+
+    def fake(spec, out, held, rows, render):
+        modes.append(type(_get_current_dispatch_mode()).__name__)
+        return {"spec": spec}
+
+    monkeypatch.setattr(smollm_sums, "_compute", fake)
+    monkeypatch.setattr(bf16, "native_bf16", lambda device: False)
+    assert smollm_sums.compute({"device": "cpu"}, "out")["bf16"] == "emulated"
+    monkeypatch.setattr(bf16, "native_bf16", lambda device: True)
+    assert smollm_sums.compute({"device": "cpu"}, "out")["bf16"] == "native"
+    assert "bf16" not in smollm_sums.compute({"device": "cpu", "precision": "fp32"}, "out")  # a smoke run's fp32
+    assert modes == ["_EmulatedBF16", "NoneType", "NoneType"]

@@ -10,8 +10,9 @@ from pathlib import Path
 
 
 def machine(packages: tuple[str, ...] = ("torch", "transformers", "trl")) -> dict:
-    """Platform, Python, CPU count, the 1-minute load average and the installed versions of ``packages``; with
-    torch already imported, also its thread count and device (nothing heavy is imported here)."""
+    """Platform, Python, CPU count, the 1-minute load average, the installed versions of ``packages`` and whether
+    bf16 is native here; with torch already imported, also its thread count and device (nothing heavy is imported
+    here)."""
     info = {
         "platform": platform.platform(),
         "python": platform.python_version(),
@@ -27,6 +28,7 @@ def machine(packages: tuple[str, ...] = ("torch", "transformers", "trl")) -> dic
     if (torch := sys.modules.get("torch")) is not None:
         info["torch_threads"] = torch.get_num_threads()
         info["device"] = "cuda" if torch.cuda.is_available() else "cpu"
+    info["native_bf16"] = native_bf16(info.get("device", "cpu"))  # else bf16 cells are emulated (tagrpo.common.bf16)
     return info
 
 

@@ -6,8 +6,9 @@ the benchmarks draw on it.
 An evaluation draws ``samples`` per question on q0's form (pass@1, pass@n), on test problems also ``FORM_SAMPLES`` in
 every other form and the embedding diversity (all-MiniLM-L6-v2) among each question's correct responses; training
 logs q0's uniform share and the rescue split per step, rollouts, optimizer updates, completion tokens and wall time.
-Precision: bf16 autocast over fp32 master weights where native (``tagrpo.common.machine.native_bf16``), unless the
-spec asks for fp32 (``"precision": "fp32"``).
+Precision: bf16 autocast over fp32 master weights, unless the spec asks for fp32 (``"precision": "fp32"``); on a
+CPU without native bf16 (``tagrpo.common.machine.native_bf16``) a cell's bf16 matrix products are emulated through
+fp32 kernels (``tagrpo.common.bf16``). A benchmark's ``trainer_job`` without ``bf16`` autocasts only where native.
 """
 
 from __future__ import annotations
@@ -193,7 +194,18 @@ def compute(spec: dict, out: str, held: list[dict] | None = None, train_rows: li
             render=_render) -> dict:
     """One cell (a module-level function: the process pool's workers import it): the premise's accuracy, or the
     base's or the trained arm's evaluation; the arm's saved final model is removed (it is evaluated in memory).
-    Another task passes its own held-out questions (``held``), training rows and ``render``."""
+    Another task passes its own held-out questions (``held``), training rows and ``render``. A bf16 cell runs its
+    matrix products natively or emulated (``tagrpo.common.bf16``) and records which (``"bf16"``)."""
+    if spec.get("precision") == "fp32":
+        return _compute(spec, out, held, train_rows, render)
+    from tagrpo.common.bf16 import bf16_context, bf16_path
+
+    path = bf16_path(spec["device"])
+    with bf16_context(spec["device"], path):
+        return {**_compute(spec, out, held, train_rows, render), "bf16": path}
+
+
+def _compute(spec: dict, out: str, held: list[dict] | None, train_rows: list[dict] | None, render) -> dict:
     import logging
     import shutil
 

@@ -1,8 +1,8 @@
 """The study framework end to end on the real model: ``studies/real_study_v2.py`` (declaration ``real_v2``, task
 ``sums``) on SmolLM2-135M-Instruct at a smoke size: every phase once, resumable, each invocation's cell time logged,
 no trained model left in the cells. The real tier's one end-to-end study test (the embedded world's runs in
-``tests/``); on a CPU without native bf16 the smoke cells are fp32 (``--precision fp32``), as the declared bf16
-study would take hours a cell there."""
+``tests/``); on a CPU without native bf16 the smoke cells are fp32 (``--precision fp32``): this test checks the
+phases, and fp32 there is faster than emulated bf16 (``tagrpo.common.bf16``)."""
 
 from __future__ import annotations
 

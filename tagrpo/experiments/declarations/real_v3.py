@@ -72,8 +72,13 @@ computed once per group and serve each of its regimes.
 - Exploratory (5 seeds, uncorrected): the primary contrast with equal-sampling GRPO at its second-best rate (was its
   rate a near tie?), and each arm against the base at pass@1. Per-form accuracy after training on every test cell.
 - Precision: one study, one precision: every cell bf16 autocast over fp32 master weights, computed on a GPU or a CPU
-  with native bf16 (AVX512-BF16 or AMX); a machine without it renders the study and computes none of its cells
-  (``tasks.sums.prepare``), so cells made on different machines are never mixed across precisions.
+  with native bf16 (AVX512-BF16 or AMX), so cells made on different machines are never mixed across precisions.
+  Amended 2026-12-08, when only the reasoning regime's 5 runner-up cells were left and two sessions in a row had
+  AVX2-only CPUs: such a CPU computes bf16 cells with emulated products (``tagrpo.common.bf16``: each bf16 matrix
+  product as the fp32 product of its exact operands, rounded to bf16: native arithmetic up to the order of the fp32
+  sums), accepted on ``studies/bf16_equivalence.py``'s test (every product within the summation-order bound; five
+  base cells recomputed within +-5 pp of the native ones, TOST). Each cell records its path (``"bf16"``; cells
+  without the field are native).
 - Forecast before verdict: before a regime's first arm trains, ``tagrpo probe`` runs on the base and the regime's
   training data and its forecast is committed (``studies/real_study_v3_forecast.py`` writes
   ``studies/results/real_study_v3_forecast/<regime>/probe.md``).

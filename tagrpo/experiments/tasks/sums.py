@@ -7,9 +7,9 @@ base model's evaluation, or one arm trained at one rate and seed and then evalua
 ``task_options``: ``setting`` (one of ``smollm_sums.SETTINGS``: prompt template, completion budget, questions per
 step, optimizer steps per generation batch, precision rule, speed flags) and ``steps`` (generation steps of an arm;
 GRPO on 2.5x the questions trains 2.5x the steps). Precision: bf16 autocast over fp32 master weights, native on a
-GPU or a CPU with AVX512-BF16 or AMX (``tagrpo.common.machine.native_bf16``); one study is one precision, so a
-machine without it renders the study but refuses to compute its cells, unless a smoke run asks for fp32
-(``"precision": "fp32"`` in the spec: never mixed with bf16 cells).
+GPU or a CPU with AVX512-BF16 or AMX (``tagrpo.common.machine.native_bf16``), emulated through fp32 kernels elsewhere
+(``tagrpo.common.bf16``: the same arithmetic up to the order of fp32 sums); one study is one precision, so fp32 cells
+are a smoke run's only (``"precision": "fp32"`` in the spec: never mixed with bf16 cells).
 """
 
 from __future__ import annotations
@@ -34,15 +34,16 @@ def cell_path(work: str, spec: dict) -> str:
 
 def prepare(study, args) -> tuple[dict, None]:
     """``(overrides, None)``: the smoke tests' question count, and ``"precision": "fp32"`` where a smoke run asks
-    for it. A study's cells are computed in bf16 only: a machine without native bf16 may render them, not add to
-    them (it would take hours a cell, or mix precisions)."""
+    for it. A study's cells are bf16: on a CPU without native bf16 their matrix products are emulated through fp32
+    kernels (``tagrpo.common.bf16``; ``studies/results/bf16_equivalence.md`` measures the two against each other),
+    which this says before any cell runs."""
     overrides = {"questions": args.questions} if args.questions else {}
     if args.precision == "fp32":
         overrides["precision"] = "fp32"
     elif not args.render_only and not native_bf16(args.device):
-        raise SystemExit(f"{study.name}: this CPU has no native bf16 (avx512_bf16 or amx_bf16 in /proc/cpuinfo) and "
-                         "the study's cells are bf16; run it on such a machine or a GPU (--device cuda), or render "
-                         "with --render-only")
+        print(f"{study.name}: this CPU has no native bf16 (avx512_bf16 or amx_bf16 in /proc/cpuinfo): the cells' bf16 "
+              "matrix products run emulated through fp32 kernels (tagrpo.common.bf16; each cell records its path)",
+              flush=True)
     return overrides, None
 
 
