@@ -51,6 +51,9 @@ def test_the_report_says_which_invocations_did_not_finish_and_counts_them_to_the
     assert "| 1 | a | `--workers 1` | 1 | 2.0 | 3 | 1.7 | not recorded | not finished" in table
     assert "| 2 | - |" in table
     assert "| Xeon X | finished |" in invocation_table([{**whole, "machine": {"cpu": "Xeon X"}}])
+    assert "| Xeon X | finished |" in invocation_table([{**whole, "machine": {"cpu": "Xeon X", "native_bf16": True}}])
+    emulated = {**whole, "machine": {"cpu": "AMD EPYC", "native_bf16": False}}  # its bf16 cells ran emulated
+    assert "| AMD EPYC, no native bf16 | finished |" in invocation_table([emulated])
 
 
 def test_cpu_model_reads_the_model_name_and_falls_back_where_cpuinfo_is_missing(tmp_path):

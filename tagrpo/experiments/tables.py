@@ -211,11 +211,15 @@ def ended(invocation: dict) -> str:
     return how + (f" ({invocation['source']})" if "source" in invocation else "")
 
 
+def _cpu(machine: dict) -> str:
+    """The CPU's name, and "no native bf16" where the invocation recorded so (its bf16 cells were emulated)."""
+    return machine.get("cpu", "not recorded") + (", no native bf16" if machine.get("native_bf16") is False else "")
+
+
 def invocation_table(invocations: list[dict]) -> str:
     rows = [[i + 1, inv.get("started", "-")[:19], "`" + " ".join(inv["argv"]) + "`", inv["workers"],
              f"{inv['wall_s'] / 60:.1f}", inv.get("cells_run", "-"),
-             f"{inv['cell_s'] / 60:.1f}" if "cell_s" in inv else "-",
-             inv.get("machine", {}).get("cpu", "not recorded"), ended(inv)]
+             f"{inv['cell_s'] / 60:.1f}" if "cell_s" in inv else "-", _cpu(inv.get("machine", {})), ended(inv)]
             for i, inv in enumerate(invocations)]
     return markdown_table(["invocation", "started (UTC)", "arguments", "workers", "wall min", "cells computed",
                            "their cell min", "CPU", "ended"], rows)
