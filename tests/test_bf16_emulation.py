@@ -14,6 +14,17 @@ def _row_times_column(a: list[float], b: list[float], dtype=BF) -> torch.Tensor:
     return torch.tensor([a], dtype=dtype) @ torch.tensor([b], dtype=dtype).T  # (1, 1)
 
 
+class _Recorder(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func in bf16.PRODUCTS:
+            self.seen.append((str(func), [a.dtype for a in args if isinstance(a, torch.Tensor)]))
+        return func(*args, **(kwargs or {}))
+
+
 @pytest.mark.parametrize(("b", "expected"), [
     # 1 + 2**-8 lies halfway between 1 and the next bf16 (1 + 2**-7): to even, 1
     ([1.0, 2.0**-8], 1.0),
@@ -23,8 +34,10 @@ def _row_times_column(a: list[float], b: list[float], dtype=BF) -> torch.Tensor:
     ([7.0, 11.0], 1 * 7.0 + 1 * 11.0),
 ])
 def test_product_is_the_fp32_sum_rounded_to_nearest_even(b, expected):
-    with emulated_bf16():
+    recorder = _Recorder()
+    with recorder, emulated_bf16():
         got = _row_times_column([1.0, 1.0], b)
+    assert recorder.seen == [("aten.mm.default", [torch.float32, torch.float32])]  # computed in fp32, then rounded
     assert got.dtype == BF
     assert got.item() == expected
     assert _row_times_column([1.0, 1.0], b).item() == expected  # what torch's own bf16 kernel gives
@@ -35,17 +48,6 @@ def test_fp32_products_pass_untouched():
         got = _row_times_column([1.0, 1.0], [1.0, 2.0**-8], dtype=torch.float32)
     assert got.dtype == torch.float32
     assert got.item() == 1.0 + 2.0**-8
-
-
-class _Recorder(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func in bf16.PRODUCTS:
-            self.seen.append((str(func), [a.dtype for a in args if isinstance(a, torch.Tensor)]))
-        return func(*args, **(kwargs or {}))
 
 
 def test_linear_forward_and_backward_reach_fp32_kernels():
@@ -75,17 +77,27 @@ def test_linear_forward_and_backward_reach_fp32_kernels():
     torch.testing.assert_close(x_grad, x_native, rtol=2**-6, atol=1e-6)
 
 
-def test_batched_products_round_like_native_ones():
+def test_batched_products_run_in_fp32_with_their_scalars_and_round_like_native_ones():
     torch.manual_seed(1)
     a, b = torch.randn(2, 5, 16).to(BF), torch.randn(2, 16, 3).to(BF)  # (B, M, K), (B, K, N)
     bias = torch.randn(2, 5, 3).to(BF)  # (B, M, N)
-    with emulated_bf16():
-        got, got_add = a @ b, torch.baddbmm(bias, a, b)
+    recorder = _Recorder()
+    with recorder, emulated_bf16():
+        got, got_add = a @ b, torch.baddbmm(bias, a, b, beta=0.5, alpha=2.0)
+    assert [name for name, _ in recorder.seen] == ["aten.bmm.default", "aten.baddbmm.default"]
+    assert all(set(dtypes) == {torch.float32} for _, dtypes in recorder.seen)
+    assert got.dtype == got_add.dtype == BF
     exact = (a.double() @ b.double()).to(BF)
-    exact_add = (bias.double() + a.double() @ b.double()).to(BF)
+    exact_add = (0.5 * bias.double() + 2.0 * (a.double() @ b.double())).to(BF)
     # the fp32 sum may differ from the exact one in its last bits: the results are one bf16 step apart at most
     torch.testing.assert_close(got, exact, rtol=2**-7, atol=0)
     torch.testing.assert_close(got_add, exact_add, rtol=2**-7, atol=2**-7)
+
+
+def test_mixed_dtypes_are_left_to_the_kernel():
+    a, b = torch.ones(2, 3, dtype=BF), torch.ones(3, 2)  # (M, K) bf16, (K, N) fp32
+    with emulated_bf16(), pytest.raises(RuntimeError):
+        a @ b  # torch's own kernels refuse the pair; the mode does not widen it
 
 
 def test_path_names_the_machine_and_bad_paths_are_refused(monkeypatch):

@@ -76,9 +76,11 @@ computed once per group and serve each of its regimes.
   Amended 2026-12-08, when only the reasoning regime's 5 runner-up cells were left and two sessions in a row had
   AVX2-only CPUs: such a CPU computes bf16 cells with emulated products (``tagrpo.common.bf16``: each bf16 matrix
   product as the fp32 product of its exact operands, rounded to bf16: native arithmetic up to the order of the fp32
-  sums), accepted on ``studies/bf16_equivalence.py``'s test (every product within the summation-order bound; five
-  base cells recomputed within +-5 pp of the native ones, TOST). Each cell records its path (``"bf16"``; cells
-  without the field are native).
+  sums), accepted on ``studies/bf16_equivalence.py``: every product within the summation-order bound (adopted after
+  the declared one-step criterion failed, which torch's kernel fails against itself too), and five base cells
+  recomputed with q0 pass@1 within +-5 pp of the native ones (TOST; pass@8 not shown equivalent). It checks the
+  products and evaluation, not a trained cell: the runner-up row's equal-sampling cells (emulated) meet TA-GRPO's
+  (native), so that row mixes the two paths. Each cell records its path (``"bf16"``; cells without it are native).
 - Forecast before verdict: before a regime's first arm trains, ``tagrpo probe`` runs on the base and the regime's
   training data and its forecast is committed (``studies/real_study_v3_forecast.py`` writes
   ``studies/results/real_study_v3_forecast/<regime>/probe.md``).
