@@ -54,6 +54,22 @@ def test_arm_points_and_the_map_draw_every_declared_arm_in_its_own_colour(tmp_pa
     assert (tmp_path / "map.png").stat().st_size > 10_000
 
 
+def test_a_panel_with_a_base_and_no_arm_says_so_and_draws_no_empty_legend(tmp_path, monkeypatch):
+    import warnings
+
+    import matplotlib.axes
+
+    texts = []
+    said = matplotlib.axes.Axes.text
+    monkeypatch.setattr(matplotlib.axes.Axes, "text", lambda self, *a, **kw: texts.append(a[2]) or said(self, *a, **kw))
+    bases = {(0.6, 0): {"counts": [0, 0, 2, 2], "samples": 4}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns on a legend with nothing to show
+        plots.plot_map({}, bases, 4, str(tmp_path / "map.png"), "a base only", (0.6,), ("ta_grpo",))
+    assert texts == ["no arm's cells yet"]
+    assert (tmp_path / "map.png").exists()
+
+
 def test_the_map_of_no_base_cells_draws_nothing(tmp_path):
     plots.plot_map({}, {}, 4, str(tmp_path / "map.png"), "nothing", (0.6,), ("ta_grpo",))
     assert not (tmp_path / "map.png").exists()

@@ -44,9 +44,11 @@ def plot_map(runs: dict, bases: dict, k: int, path: str, title: str, knobs: tupl
     palette = [*plt.get_cmap("tab10").colors, "black", "0.6", "gold"]  # tab10's ten, then three more distinct ones
     colours = dict(zip(drawn, palette, strict=False))
     for ax, knob in zip(axes[0], knobs, strict=True):
+        shown = 0
         for arm, (rest, hard) in arm_points(runs, bases, knob, k, order).items():
             if math.isnan(rest["mean"]) or arm == "weighted":
                 continue
+            shown += 1
             xerr = [[100 * (rest["mean"] - rest["lo"])], [100 * (rest["hi"] - rest["mean"])]] if rest["n"] > 1 else None
             if math.isnan(hard["mean"]):
                 ax.errorbar([100 * rest["mean"]], [0], xerr=xerr, fmt="o", mfc="white", color=colours[arm],
@@ -61,7 +63,10 @@ def plot_map(runs: dict, bases: dict, k: int, path: str, title: str, knobs: tupl
         ax.set_xlim(-3, 103)  # a t interval over few seeds can pass 0 or 100: the axes stay on what can happen
         ax.set_ylim(-3, 103)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
+        if shown:
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
+        else:  # a base cell and no arm's yet: say so rather than leave the panel blank
+            ax.text(50, 50, "no arm's cells yet", ha="center", va="center", color="0.4")
     lines = textwrap.wrap(title, width=55 * len(knobs))  # about 55 characters fit above one panel
     fig.suptitle("\n".join(lines))
     fig.tight_layout(rect=(0, 0, 1, 0.96 - 0.03 * len(lines)))
