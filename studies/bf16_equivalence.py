@@ -53,9 +53,8 @@ from concurrent.futures import ProcessPoolExecutor
 from statistics import mean
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from tagrpo.common.bf16 import PRODUCTS, emulated_bf16
+from tagrpo.common.bf16 import EmulatedBF16, emulated_bf16
 from tagrpo.common.machine import machine
 from tagrpo.evaluation.stats import equivalence, interval
 from tagrpo.evaluation.tables import markdown_table
@@ -126,16 +125,13 @@ def _bound(left: torch.Tensor, right: torch.Tensor, a: torch.Tensor, b: torch.Te
     return 2 * gamma * terms + step
 
 
-class _Reversed(TorchDispatchMode):
+class _Reversed(EmulatedBF16):
     """Emulated bf16 products with the inner dimension summed in reverse: another order of the same arithmetic."""
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        if func not in PRODUCTS or not tensors or any(a.dtype != torch.bfloat16 for a in tensors):
-            return func(*args, **(kwargs or {}))
-        *bias, left, right = (a.float() for a in args)  # (..., M, K), (..., K, N)
+    def product(self, func, wide: list, kwargs: dict) -> torch.Tensor:
+        *bias, left, right = wide  # (..., M, K), (..., K, N)
         back = torch.arange(left.shape[-1] - 1, -1, -1)  # (K,)
-        return func(*bias, left[..., back], right[..., back, :], **(kwargs or {})).to(torch.bfloat16)
+        return func(*bias, left[..., back], right[..., back, :], **kwargs)
 
 
 def gradient() -> dict:

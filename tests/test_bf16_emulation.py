@@ -128,4 +128,4 @@ def test_a_bf16_cell_runs_inside_its_path_and_records_it(monkeypatch):
     monkeypatch.setattr(bf16, "native_bf16", lambda device: True)
     assert smollm_sums.compute({"device": "cpu"}, "out")["bf16"] == "native"
     assert "bf16" not in smollm_sums.compute({"device": "cpu", "precision": "fp32"}, "out")  # a smoke run's fp32
-    assert modes == ["_EmulatedBF16", "NoneType", "NoneType"]
+    assert modes == ["EmulatedBF16", "NoneType", "NoneType"]

@@ -17,7 +17,7 @@ against AMX, or another blocking). Deviations from a native run:
 * the native kernels flush subnormal results to zero, fp32 kernels keep them (far below anything a model uses);
 * an op whose tensors are not all bf16 runs as it is (the native kernel refuses mixed dtypes, and so does this);
 * under the mode every aten op passes through a Python call (a few microseconds), and each intercepted one makes an
-  fp32 copy of its operands: one forward and backward pass took 1.2x fp32's time (``studies/bf16_equivalence.md``).
+  fp32 copy of its operands: one forward and backward pass took 1.35x fp32's time (``studies/bf16_equivalence.md``).
 
 A GPU counts as native (``bf16_path``): cuBLAS sums bf16 products on tensor cores, by default allowed to reduce in
 reduced precision (``torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction``); that is assumed, not
@@ -39,22 +39,27 @@ PRODUCTS = frozenset({_aten.mm.default, _aten.addmm.default, _aten.bmm.default, 
 PATHS = ("native", "emulated")
 
 
-class _EmulatedBF16(TorchDispatchMode):
-    """Intercepts the matrix products (``PRODUCTS``) whose tensors are all bf16; every other op runs as it is."""
+class EmulatedBF16(TorchDispatchMode):
+    """Intercepts the matrix products (``PRODUCTS``) whose tensors are all bf16 and computes them with ``product``;
+    every other op runs as it is."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         if func in PRODUCTS and tensors and all(a.dtype == torch.bfloat16 for a in tensors):
             wide = [a.float() if isinstance(a, torch.Tensor) else a for a in args]
-            return func(*wide, **kwargs).to(torch.bfloat16)
+            return self.product(func, wide, kwargs).to(torch.bfloat16)
         return func(*args, **kwargs)
 
+    def product(self, func, wide: list, kwargs: dict) -> torch.Tensor:
+        """The fp32 product of the upcast operands (``wide``); a measurement overrides it to sum in another order."""
+        return func(*wide, **kwargs)
 
-def emulated_bf16():
+
+def emulated_bf16() -> EmulatedBF16:
     """A context in which bf16 matrix products run as rounded fp32 ones (see the module doc); thread-local, like
     autocast: enter it on the thread that runs the forward and backward passes."""
-    return _EmulatedBF16()
+    return EmulatedBF16()
 
 
 def bf16_path(device: str) -> str:
